@@ -1,0 +1,1 @@
+"""Tiny billing helpers used by the freezegate pytest demo."""

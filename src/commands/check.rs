@@ -1,0 +1,198 @@
+//! `freezegate check`: gather the facts, run the policies, report.
+
+use std::io::IsTerminal;
+use std::path::Path;
+use std::time::Instant;
+
+use crate::cli::{CheckArgs, ReportFormat};
+use crate::commands::{cli_input, emit, EXIT_PASS, EXIT_VIOLATIONS};
+use crate::config::{Config, PolicySpec};
+use crate::engine::bindings::Date;
+use crate::engine::policy::{self, Pack, PolicyDirResolver};
+use crate::engine::selection::Selection;
+use crate::engine::ScriptEngine;
+use crate::error::InputError;
+use crate::inputs::ids::{self, IdSet};
+use crate::inputs::junit::Results;
+use crate::inputs::ledger::Ledger;
+use crate::inputs::samples::Samples;
+use crate::inputs::{read_merged, tools, Facts, InputPath};
+use crate::report::{human, json, Report};
+
+/// The loaded policy pack with the engine that compiled it.
+pub struct Gate {
+    pub config: Config,
+    pub engine: ScriptEngine,
+    pub pack: Pack,
+}
+
+impl Gate {
+    pub fn load(cwd: &Path, config_path: Option<&Path>) -> Result<Gate, InputError> {
+        let config = Config::discover(cwd, config_path)?;
+        Self::with_config(config)
+    }
+
+    pub fn with_config(config: Config) -> Result<Gate, InputError> {
+        let resolver = PolicyDirResolver {
+            dirs: config
+                .policies
+                .iter()
+                .filter_map(|p| match p {
+                    PolicySpec::Dir { path, name } => Some((name.clone(), path.clone())),
+                    PolicySpec::Builtin => None,
+                })
+                .collect(),
+        };
+        let engine = ScriptEngine::new(&config.limits, config.pytest_root_in_repo(), resolver);
+        let pack = policy::load(engine.engine(), &config.policies, &config.repo_root)?;
+        Ok(Gate {
+            config,
+            engine,
+            pack,
+        })
+    }
+}
+
+pub fn run(cwd: &Path, config_path: Option<&Path>, args: &CheckArgs) -> Result<u8, InputError> {
+    let started = Instant::now();
+    let gate = Gate::load(cwd, config_path)?;
+    let selection = Selection::new(&gate.pack, &gate.config, &args.select, &args.ignore)?;
+    if args.verbose {
+        match &gate.config.source {
+            Some(source) => eprintln!("config: {}", source.name),
+            None => eprintln!("config: none found, using defaults"),
+        }
+        eprintln!(
+            "policies: {} scripts, {} rules enabled",
+            gate.pack.scripts.len(),
+            selection.count()
+        );
+    }
+    let facts = gather(cwd, &gate.config, args)?;
+    let evaluation =
+        gate.engine
+            .evaluate(&gate.pack, &facts, gate.config.params.as_ref(), &selection)?;
+    if args.trace {
+        for (script, elapsed, count) in &evaluation.timings {
+            eprintln!(
+                "trace: {script}: {:.2} ms, {count} reported",
+                elapsed.as_secs_f64() * 1000.0
+            );
+        }
+    }
+    let report = Report::build(
+        &evaluation,
+        &gate.pack,
+        &selection,
+        &facts.ledger,
+        &gate.config,
+    );
+    let text = match args.format {
+        ReportFormat::Human => {
+            let colour =
+                args.output.is_none() && human::use_colour(std::io::stdout().is_terminal());
+            human::render(&report, colour)
+        }
+        ReportFormat::Json => json::render(&report),
+    };
+    emit(&text, args.output.as_deref(), cwd)?;
+    if args.verbose {
+        eprintln!(
+            "checked in {:.1} ms",
+            started.elapsed().as_secs_f64() * 1000.0
+        );
+    }
+    Ok(if report.failed(args.deny_warnings) {
+        EXIT_VIOLATIONS
+    } else {
+        EXIT_PASS
+    })
+}
+
+/// Loads every input that was given; inputs not given stay `None` for `require`.
+pub fn gather(cwd: &Path, config: &Config, args: &CheckArgs) -> Result<Facts, InputError> {
+    let repo_root = &config.repo_root;
+    let input = |p: &Path| cli_input(cwd, p, repo_root);
+    let inputs =
+        |paths: &[std::path::PathBuf]| paths.iter().map(|p| input(p)).collect::<Vec<InputPath>>();
+
+    let ledger_path = match &args.ledger {
+        Some(path) => input(path),
+        None => InputPath {
+            name: crate::config::display_path(&config.ledger, repo_root),
+            path: config.ledger.clone(),
+        },
+    };
+    let ledger = Ledger::load(&ledger_path.path, &ledger_path.name).map_err(|e| {
+        if e.message == "not found" {
+            e.with_help(
+                "create one with `freezegate init`, or point --ledger / `ledger` in config at it",
+            )
+        } else {
+            e
+        }
+    })?;
+
+    let collected = if args.collect {
+        let (source, elapsed) = tools::collect(&config.collect_command, &config.pytest_root)?;
+        if args.verbose {
+            eprintln!("collect: {:.2} s", elapsed.as_secs_f64());
+        }
+        Some(ids::parse_collected(&source)?)
+    } else {
+        read_merged(&inputs(&args.collected), ids::parse_collected)?
+    };
+    let changed = match (&args.base, &args.changed) {
+        (Some(base), _) => Some(tools::changed_since(base, repo_root)?),
+        (None, Some(path)) => read_merged(&[input(path)], ids::parse_changed)?,
+        (None, None) => None,
+    };
+    let samples = if args.samples.is_empty() {
+        None
+    } else {
+        let paths: Vec<_> = inputs(&args.samples)
+            .into_iter()
+            .map(|p| (p.path, p.name))
+            .collect();
+        Some(Samples::load(&paths)?)
+    };
+    let applied_skips = read_merged(&inputs(&args.applied_skips), ids::parse_id_list)?;
+    let results = if args.junit.is_empty() {
+        None
+    } else {
+        let sources = inputs(&args.junit)
+            .iter()
+            .map(InputPath::read)
+            .collect::<Result<Vec<_>, _>>()?;
+        Some(Results::load(&sources)?)
+    };
+    let today = match &args.today {
+        Some(text) => {
+            Date::parse(text)
+                .ok_or_else(|| {
+                    InputError::usage(format!(
+                        "--today `{text}` is not a real date in YYYY-MM-DD form"
+                    ))
+                })?
+                .0
+        }
+        None => jiff::Timestamp::now()
+            .to_zoned_datetime(jiff::tz::TimeZone::UTC)
+            .date(),
+    };
+    let target_branch = args
+        .target_branch
+        .clone()
+        .or_else(|| tools::current_branch(repo_root));
+    Ok(Facts {
+        ledger,
+        collected: collected.map(IdSet::from_iter),
+        changed: changed.map(IdSet::from_iter),
+        samples,
+        applied_skips: applied_skips.map(IdSet::from_iter),
+        results,
+        today,
+        target_branch,
+        pytest_root: config.pytest_root_in_repo(),
+    })
+}

@@ -1,0 +1,107 @@
+//! The subcommands. Each returns its exit code; errors are rendered here (exit 2).
+
+pub mod check;
+pub mod rules;
+pub mod skips;
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::cli::{Cli, Command};
+use crate::error::InputError;
+use crate::report::human;
+
+pub const EXIT_PASS: u8 = 0;
+pub const EXIT_VIOLATIONS: u8 = 1;
+pub const EXIT_ERROR: u8 = 2;
+
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            let _ = err.print();
+            return ExitCode::from(if err.use_stderr() {
+                EXIT_ERROR
+            } else {
+                EXIT_PASS
+            });
+        }
+    };
+    match run(cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(err) => {
+            eprint!(
+                "{}",
+                human::render_error(&err, human::use_colour(std::io::stderr().is_terminal()))
+            );
+            ExitCode::from(EXIT_ERROR)
+        }
+    }
+}
+
+pub fn run(cli: Cli) -> Result<u8, InputError> {
+    let cwd = std::env::current_dir()
+        .map_err(|e| InputError::usage(format!("cannot read the working directory: {e}")))?;
+    let config_path = cli.config.clone();
+    match cli.command {
+        Command::Check(args) => check::run(&cwd, config_path.as_deref(), &args),
+        Command::Rules(args) => rules::list(&cwd, config_path.as_deref(), &args),
+        Command::Explain { code } => rules::explain(&cwd, config_path.as_deref(), &code),
+        Command::Skips(args) => skips::run(&cwd, config_path.as_deref(), &args),
+    }
+}
+
+/// A path from the command line, relative to the working directory.
+pub fn cli_input(
+    cwd: &std::path::Path,
+    path: &std::path::Path,
+    repo_root: &std::path::Path,
+) -> crate::inputs::InputPath {
+    let path: PathBuf = cwd.join(path);
+    crate::inputs::InputPath {
+        name: crate::config::display_path(&path, repo_root),
+        path,
+    }
+}
+
+/// Writes output to a file atomically, or to stdout.
+pub fn emit(
+    text: &str,
+    output: Option<&std::path::Path>,
+    cwd: &std::path::Path,
+) -> Result<(), InputError> {
+    match output {
+        None => {
+            use std::io::Write;
+            let mut stdout = std::io::stdout().lock();
+            let _ = stdout.write_all(text.as_bytes());
+            let _ = stdout.flush();
+            Ok(())
+        }
+        Some(path) => write_atomic(&cwd.join(path), text.as_bytes()),
+    }
+}
+
+/// Writes a file via a temporary file in the same directory and a rename, so readers
+/// see either the old or the new content, never a torn file.
+pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> Result<(), InputError> {
+    use std::io::Write;
+    let shown = path.display().to_string();
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    std::fs::create_dir_all(dir)
+        .map_err(|e| InputError::new(&shown, format!("cannot create its directory: {e}")))?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)
+        .map_err(|e| InputError::new(&shown, format!("cannot write: {e}")))?;
+    tmp.write_all(bytes)
+        .and_then(|_| tmp.as_file().sync_all())
+        .map_err(|e| InputError::new(&shown, format!("cannot write: {e}")))?;
+    tmp.persist(path)
+        .map_err(|e| InputError::new(&shown, format!("cannot replace: {}", e.error)))?;
+    Ok(())
+}

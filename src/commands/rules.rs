@@ -1,0 +1,76 @@
+//! `freezegate rules` and `freezegate explain CODE`.
+
+use std::path::Path;
+
+use crate::cli::{ReportFormat, RulesArgs};
+use crate::commands::{check::Gate, EXIT_PASS};
+use crate::engine::selection::Selection;
+use crate::error::InputError;
+
+pub fn list(cwd: &Path, config_path: Option<&Path>, args: &RulesArgs) -> Result<u8, InputError> {
+    let gate = Gate::load(cwd, config_path)?;
+    let selection = Selection::new(&gate.pack, &gate.config, &[], &[])
+        .unwrap_or_else(|_| Selection::all(&gate.pack));
+    let rows: Vec<serde_json::Value> = gate
+        .pack
+        .rules
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "code": r.code,
+                "name": r.name,
+                "severity": selection.severity(&r.code).map_or("off", |s| s.as_str()),
+                "default_severity": r.severity.as_str(),
+                "policy": r.policy,
+                "summary": r.summary,
+            })
+        })
+        .collect();
+    match args.format {
+        ReportFormat::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&rows).expect("rules serialize")
+        ),
+        ReportFormat::Human => {
+            let width = gate
+                .pack
+                .rules
+                .iter()
+                .map(|r| r.name.len())
+                .max()
+                .unwrap_or(0);
+            for row in &rows {
+                println!(
+                    "{:<7} {:<width$}  {:<7}  {:<24}  {}",
+                    row["code"].as_str().unwrap_or(""),
+                    row["name"].as_str().unwrap_or(""),
+                    row["severity"].as_str().unwrap_or(""),
+                    row["policy"].as_str().unwrap_or(""),
+                    row["summary"].as_str().unwrap_or(""),
+                );
+            }
+        }
+    }
+    Ok(EXIT_PASS)
+}
+
+pub fn explain(cwd: &Path, config_path: Option<&Path>, code: &str) -> Result<u8, InputError> {
+    let gate = Gate::load(cwd, config_path)?;
+    let code = code.to_ascii_uppercase();
+    let Some(rule) = gate.pack.rule(&code) else {
+        let known: Vec<&str> = gate.pack.rules.iter().map(|r| r.code.as_str()).collect();
+        return Err(InputError::usage(format!(
+            "unknown rule `{code}`; loaded rules: {}",
+            known.join(", ")
+        )));
+    };
+    println!("{} ({})", rule.code, rule.name);
+    println!();
+    println!("{}", rule.summary);
+    println!();
+    println!("Default severity: {}", rule.severity.as_str());
+    println!("Policy: {}", rule.policy);
+    println!();
+    println!("How to clear it: {}", rule.help);
+    Ok(EXIT_PASS)
+}

@@ -1,0 +1,51 @@
+//! `freezegate skips`: the skip set derived from the ledger at this commit.
+
+use std::path::Path;
+
+use crate::cli::{SkipsArgs, SkipsFormat};
+use crate::commands::{cli_input, EXIT_PASS};
+use crate::config::Config;
+use crate::error::InputError;
+use crate::inputs::ledger::Ledger;
+
+pub fn run(cwd: &Path, config_path: Option<&Path>, args: &SkipsArgs) -> Result<u8, InputError> {
+    let config = Config::discover(cwd, config_path)?;
+    let ledger = match &args.ledger {
+        Some(path) => {
+            let input = cli_input(cwd, path, &config.repo_root);
+            Ledger::load(&input.path, &input.name)?
+        }
+        None => Ledger::load(
+            &config.ledger,
+            &crate::config::display_path(&config.ledger, &config.repo_root),
+        )?,
+    };
+    let skips = ledger.derived_skips();
+    match args.format {
+        SkipsFormat::Json => println!(
+            "{}",
+            serde_json::to_string(&skips).expect("strings serialize")
+        ),
+        SkipsFormat::Lines => skips.iter().for_each(|id| println!("{id}")),
+        SkipsFormat::Deselect => {
+            let args: Vec<String> = skips
+                .iter()
+                .map(|id| format!("--deselect={}", shell_quote(id)))
+                .collect();
+            println!("{}", args.join(" "));
+        }
+    }
+    Ok(EXIT_PASS)
+}
+
+/// Quotes an argument for a POSIX shell when it needs it.
+fn shell_quote(arg: &str) -> String {
+    if arg
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "/._-:=+,@".contains(c))
+    {
+        arg.to_string()
+    } else {
+        format!("'{}'", arg.replace('\'', "'\\''"))
+    }
+}

@@ -1,0 +1,215 @@
+//! The native types and helpers scripts see: id sets, dates, samples, results, and the
+//! conversion of spanned documents into Rhai values.
+
+use rhai::{Array, Dynamic, Engine, EvalAltResult, ImmutableString, Map, Position, INT};
+
+use crate::inputs::ids::{self, IdSet};
+use crate::inputs::junit::Results;
+use crate::inputs::samples::Samples;
+use crate::inputs::tree::{Node, Value};
+
+/// A calendar date. Compare with `<`, `==`...; `a - b` is days; `d + n` adds days.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Date(pub jiff::civil::Date);
+
+impl Date {
+    /// Strict `YYYY-MM-DD` that names a real day.
+    pub fn parse(text: &str) -> Option<Date> {
+        let bytes = text.as_bytes();
+        let shape_ok = bytes.len() == 10
+            && bytes.iter().enumerate().all(|(i, b)| match i {
+                4 | 7 => *b == b'-',
+                _ => b.is_ascii_digit(),
+            });
+        if !shape_ok {
+            return None;
+        }
+        text.parse::<jiff::civil::Date>().ok().map(Date)
+    }
+}
+
+impl std::fmt::Display for Date {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// Iterates an [`IdSet`] in input order without copying the set.
+pub struct IdSetIter {
+    set: IdSet,
+    next: usize,
+}
+
+impl Iterator for IdSetIter {
+    type Item = ImmutableString;
+    fn next(&mut self) -> Option<ImmutableString> {
+        let item = self.set.0.get_index(self.next)?;
+        self.next += 1;
+        Some(ImmutableString::from(&**item))
+    }
+}
+
+impl IntoIterator for IdSet {
+    type Item = ImmutableString;
+    type IntoIter = IdSetIter;
+    fn into_iter(self) -> IdSetIter {
+        IdSetIter { set: self, next: 0 }
+    }
+}
+
+fn runtime_error(message: String) -> Box<EvalAltResult> {
+    EvalAltResult::ErrorRuntime(message.into(), Position::NONE).into()
+}
+
+/// Registers every type and helper that does not depend on the run's facts.
+pub fn register(engine: &mut Engine, pytest_root: String) {
+    engine
+        .register_type_with_name::<IdSet>("IdSet")
+        .register_iterator::<IdSet>()
+        .register_fn("contains", |set: &mut IdSet, id: &str| set.contains(id))
+        .register_fn("len", |set: &mut IdSet| set.len() as INT)
+        .register_get("len", |set: &mut IdSet| set.len() as INT)
+        .register_fn("is_empty", |set: &mut IdSet| set.is_empty())
+        .register_fn("to_string", |set: &mut IdSet| {
+            format!("IdSet({} ids)", set.len())
+        })
+        .register_fn("to_debug", |set: &mut IdSet| {
+            format!("IdSet({} ids)", set.len())
+        });
+
+    engine
+        .register_type_with_name::<Date>("Date")
+        .register_fn("date", |text: &str| {
+            Date::parse(text).map_or(Dynamic::UNIT, Dynamic::from)
+        })
+        .register_fn("date", |date: Date| date)
+        .register_fn("-", |a: Date, b: Date| (a.0 - b.0).get_days() as INT)
+        .register_fn(
+            "+",
+            |a: Date, days: INT| -> Result<Date, Box<EvalAltResult>> {
+                a.0.checked_add(
+                    jiff::Span::new()
+                        .try_days(days)
+                        .map_err(|e| runtime_error(e.to_string()))?,
+                )
+                .map(Date)
+                .map_err(|e| runtime_error(format!("date out of range: {e}")))
+            },
+        )
+        .register_fn(
+            "-",
+            |a: Date, days: INT| -> Result<Date, Box<EvalAltResult>> {
+                a.0.checked_sub(
+                    jiff::Span::new()
+                        .try_days(days)
+                        .map_err(|e| runtime_error(e.to_string()))?,
+                )
+                .map(Date)
+                .map_err(|e| runtime_error(format!("date out of range: {e}")))
+            },
+        )
+        .register_fn("==", |a: Date, b: Date| a == b)
+        .register_fn("!=", |a: Date, b: Date| a != b)
+        .register_fn("<", |a: Date, b: Date| a < b)
+        .register_fn("<=", |a: Date, b: Date| a <= b)
+        .register_fn(">", |a: Date, b: Date| a > b)
+        .register_fn(">=", |a: Date, b: Date| a >= b)
+        .register_fn("to_string", |d: &mut Date| d.to_string())
+        .register_fn("to_debug", |d: &mut Date| format!("date(\"{d}\")"));
+
+    engine
+        .register_type_with_name::<Samples>("Samples")
+        .register_fn("distinct", |s: &mut Samples, id: &str| {
+            s.distinct(id).map_or(Dynamic::UNIT, Dynamic::from_int)
+        })
+        .register_get("session", |s: &mut Samples| {
+            s.session.map_or(Dynamic::UNIT, Dynamic::from_int)
+        })
+        .register_get("has_properties", |s: &mut Samples| s.has_properties)
+        .register_fn("to_string", |s: &mut Samples| {
+            format!("Samples({} properties)", s.properties.len())
+        })
+        .register_fn("to_debug", |s: &mut Samples| {
+            format!("Samples({} properties)", s.properties.len())
+        });
+
+    engine
+        .register_type_with_name::<Results>("Results")
+        .register_fn("outcome", |r: &mut Results, id: &str| {
+            r.outcome(id)
+                .map_or(Dynamic::UNIT, |o| Dynamic::from(o.as_str()))
+        })
+        .register_fn("to_string", |r: &mut Results| {
+            format!("Results({} test cases)", r.len())
+        })
+        .register_fn("to_debug", |r: &mut Results| {
+            format!("Results({} test cases)", r.len())
+        });
+
+    engine
+        .register_fn(
+            "glob_match",
+            |pattern: &str, path: &str| -> Result<bool, Box<EvalAltResult>> {
+                let pattern = glob::Pattern::new(pattern)
+                    .map_err(|e| runtime_error(format!("bad glob pattern `{pattern}`: {e}")))?;
+                let options = glob::MatchOptions {
+                    case_sensitive: true,
+                    require_literal_separator: true,
+                    require_literal_leading_dot: false,
+                };
+                Ok(pattern.matches_with(path, options))
+            },
+        )
+        .register_fn("file_of", |id: &str| ids::file_of(id).to_string())
+        .register_fn("is_node_id", |s: &str| ids::is_node_id(s))
+        .register_fn("is_node_id", |_: ()| false)
+        .register_fn("repo_file", move |id: &str| {
+            ids::repo_file(&pytest_root, id)
+        })
+        .register_fn("properties", properties);
+}
+
+/// The compensating properties of an entry as `#{id, field}` maps, so a rule can report
+/// on the exact list item.
+fn properties(entry: Map) -> Array {
+    match entry.get("compensating_property") {
+        Some(value) if value.is_array() => {
+            let items = value.clone().into_array().unwrap_or_default();
+            items
+                .into_iter()
+                .enumerate()
+                .filter(|(_, v)| v.is_string())
+                .map(|(i, id)| property(id, format!("compensating_property[{i}]")))
+                .collect()
+        }
+        Some(value) if value.is_string() => {
+            vec![property(value.clone(), "compensating_property".into())]
+        }
+        _ => Array::new(),
+    }
+}
+
+fn property(id: Dynamic, field: String) -> Dynamic {
+    let mut map = Map::new();
+    map.insert("id".into(), id);
+    map.insert("field".into(), field.into());
+    map.into()
+}
+
+/// A spanned document value as a plain Rhai value.
+pub fn to_dynamic(node: &Node) -> Dynamic {
+    match &node.value {
+        Value::Null => Dynamic::UNIT,
+        Value::Bool(b) => (*b).into(),
+        Value::Int(i) => (*i).into(),
+        Value::Float(f) => (*f).into(),
+        Value::Str(s) => s.as_str().into(),
+        Value::Seq(items) => Dynamic::from_array(items.iter().map(to_dynamic).collect()),
+        Value::Map(entries) => Dynamic::from_map(
+            entries
+                .iter()
+                .map(|(k, v)| (k.as_str().into(), to_dynamic(v)))
+                .collect(),
+        ),
+    }
+}

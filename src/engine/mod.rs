@@ -1,0 +1,518 @@
+//! Runs the policy scripts over the facts: a sandboxed Rhai engine, the bindings, and
+//! the `report` / `require` functions scripts call.
+
+pub mod bindings;
+pub mod policy;
+pub mod selection;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use rhai::{Dynamic, Engine, EvalAltResult, Map, NativeCallContext, Position, Scope};
+
+use crate::config::Limits;
+use crate::error::InputError;
+use crate::inputs::ids::IdSet;
+use crate::inputs::tree::{Node, Value};
+use crate::inputs::{Facts, INPUTS};
+use policy::{Pack, PolicyDirResolver, Script};
+use selection::Selection;
+
+/// What a `report` call points at.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Target {
+    None,
+    /// A ledger entry (by index), optionally one of its fields.
+    Entry {
+        index: usize,
+        field: Option<String>,
+    },
+    /// A top-level field of the ledger (`report(code, ledger, "max_window_days", ...)`).
+    Ledger { field: Option<String> },
+    /// An `[[params.allow_inherited]]` entry in config.
+    Allow {
+        index: usize,
+        field: Option<String>,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub struct RawReport {
+    pub code: String,
+    pub message: String,
+    pub script: String,
+    pub target: Target,
+    pub test_id: Option<String>,
+}
+
+#[derive(Debug, Default)]
+pub struct Evaluation {
+    pub reports: Vec<RawReport>,
+    /// Rules whose script stopped for a missing input.
+    pub not_evaluated: Vec<String>,
+    /// Per script: time taken and reports made (for `--trace`).
+    pub timings: Vec<(String, Duration, usize)>,
+}
+
+#[derive(Default)]
+struct RunState {
+    script: String,
+    codes: Vec<String>,
+    enabled: HashMap<String, bool>,
+    reports: Vec<RawReport>,
+    missing: Vec<String>,
+    deadline: Option<Instant>,
+}
+
+const MISSING_INPUT: &str = "freezegate: missing input";
+
+pub struct ScriptEngine {
+    engine: Engine,
+    state: Arc<Mutex<RunState>>,
+    bindings: Arc<RwLock<HashMap<&'static str, Dynamic>>>,
+    limits: Limits,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl ScriptEngine {
+    pub fn new(limits: &Limits, pytest_root: String, resolver: PolicyDirResolver) -> ScriptEngine {
+        let state: Arc<Mutex<RunState>> = Arc::default();
+        let bindings: Arc<RwLock<HashMap<&'static str, Dynamic>>> = Arc::default();
+        let mut engine = Engine::new();
+        engine
+            .set_max_operations(limits.operations)
+            .set_max_call_levels(limits.call_depth)
+            .set_max_expr_depths(limits.expr_depth, limits.expr_depth)
+            .set_max_string_size(limits.string_size)
+            .set_max_array_size(limits.array_size)
+            .set_max_map_size(limits.map_size)
+            .set_max_modules(64)
+            .set_max_variables(10_000)
+            .set_max_functions(10_000)
+            .set_module_resolver(resolver);
+        engine.disable_symbol("eval");
+
+        let print_state = state.clone();
+        engine.on_print(move |text| {
+            let script = lock(&print_state).script.clone();
+            eprintln!("[{script}] {text}");
+        });
+        engine.on_debug(|text, source, pos| {
+            eprintln!(
+                "[{}:{}] {text}",
+                source.unwrap_or("script"),
+                pos.line().unwrap_or(0)
+            );
+        });
+        let progress_state = state.clone();
+        engine.on_progress(move |ops| {
+            if ops % 4096 != 0 {
+                return None;
+            }
+            let deadline = lock(&progress_state).deadline?;
+            (Instant::now() > deadline).then(|| Dynamic::from("wall-time limit"))
+        });
+
+        let var_bindings = bindings.clone();
+        #[allow(deprecated)]
+        engine.on_var(move |name, index, context| {
+            if index > 0
+                || !INPUTS.iter().any(|(input, _)| *input == name)
+                || context.scope().contains(name)
+            {
+                return Ok(None);
+            }
+            let bindings = var_bindings.read().unwrap_or_else(|p| p.into_inner());
+            Ok(Some(bindings.get(name).cloned().unwrap_or(Dynamic::UNIT)))
+        });
+
+        bindings::register(&mut engine, pytest_root);
+        register_report(&mut engine, &state);
+        let require_bindings = bindings.clone();
+        let require_state = state.clone();
+        engine.register_fn(
+            "require",
+            move |context: NativeCallContext, name: &str| -> Result<Dynamic, Box<EvalAltResult>> {
+                if !INPUTS.iter().any(|(input, _)| *input == name) {
+                    let known: Vec<&str> = INPUTS.iter().map(|(n, _)| *n).collect();
+                    return Err(EvalAltResult::ErrorRuntime(
+                        format!(
+                            "require(\"{name}\"): unknown input; inputs are {}",
+                            known.join(", ")
+                        )
+                        .into(),
+                        context.call_position(),
+                    )
+                    .into());
+                }
+                let value = require_bindings
+                    .read()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .get(name)
+                    .cloned();
+                match value {
+                    Some(value) if !value.is_unit() => Ok(value),
+                    _ => {
+                        // Recorded before throwing, so a script that catches the error still fails the gate.
+                        lock(&require_state).missing.push(name.to_string());
+                        Err(EvalAltResult::ErrorRuntime(
+                            MISSING_INPUT.into(),
+                            context.call_position(),
+                        )
+                        .into())
+                    }
+                }
+            },
+        );
+
+        ScriptEngine {
+            engine,
+            state,
+            bindings,
+            limits: limits.clone(),
+        }
+    }
+
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// Runs every script that has an enabled rule and collects what they report.
+    pub fn evaluate(
+        &self,
+        pack: &Pack,
+        facts: &Facts,
+        params: Option<&Node>,
+        selection: &Selection,
+    ) -> Result<Evaluation, InputError> {
+        let mut evaluation = Evaluation::default();
+        let ledger = ledger_value(facts);
+        let params = params_value(params);
+        {
+            let mut bindings = self.bindings.write().unwrap_or_else(|p| p.into_inner());
+            bindings.clear();
+            let mut set = |name: &'static str, value: Option<Dynamic>| {
+                bindings.insert(name, value.unwrap_or(Dynamic::UNIT));
+            };
+            set("collected", facts.collected.clone().map(Dynamic::from));
+            set("changed", facts.changed.clone().map(Dynamic::from));
+            set("samples", facts.samples.clone().map(Dynamic::from));
+            set(
+                "applied_skips",
+                facts.applied_skips.clone().map(Dynamic::from),
+            );
+            set(
+                "derived_skips",
+                Some(Dynamic::from(IdSet::from_iter(
+                    facts.ledger.derived_skips(),
+                ))),
+            );
+            set("results", facts.results.clone().map(Dynamic::from));
+            set("today", Some(Dynamic::from(bindings::Date(facts.today))));
+            set(
+                "target_branch",
+                facts.target_branch.clone().map(Dynamic::from),
+            );
+        }
+        for script in &pack.scripts {
+            if !script.rules.iter().any(|r| selection.is_enabled(&r.code)) {
+                continue;
+            }
+            {
+                // Fresh copies per script: one script cannot change what the next one sees.
+                let mut bindings = self.bindings.write().unwrap_or_else(|p| p.into_inner());
+                bindings.insert("ledger", ledger.clone().into_shared());
+                bindings.insert("params", params.clone().into_shared());
+            }
+            let started = Instant::now();
+            {
+                let mut state = lock(&self.state);
+                state.script = script.name.clone();
+                state.codes = script.rules.iter().map(|r| r.code.clone()).collect();
+                state.enabled = script
+                    .rules
+                    .iter()
+                    .map(|r| (r.code.clone(), selection.is_enabled(&r.code)))
+                    .collect();
+                state.missing.clear();
+                state.deadline = Some(started + Duration::from_millis(self.limits.wall_time_ms));
+            }
+            let result = self
+                .engine
+                .run_ast_with_scope(&mut Scope::new(), &script.ast);
+            let mut state = lock(&self.state);
+            let reports = std::mem::take(&mut state.reports);
+            let missing = std::mem::take(&mut state.missing);
+            drop(state);
+            let count = reports.len();
+            evaluation.reports.extend(reports);
+            if !missing.is_empty() {
+                evaluation
+                    .reports
+                    .extend(missing_input_reports(script, &missing, selection));
+                evaluation.not_evaluated.extend(
+                    script
+                        .rules
+                        .iter()
+                        .filter(|r| selection.is_enabled(&r.code))
+                        .map(|r| r.code.clone()),
+                );
+            } else if let Err(err) = result {
+                return Err(script_error(script, &err, &self.limits));
+            }
+            evaluation
+                .timings
+                .push((script.name.clone(), started.elapsed(), count));
+        }
+        evaluation.not_evaluated.sort();
+        evaluation.not_evaluated.dedup();
+        Ok(evaluation)
+    }
+}
+
+fn missing_input_reports(
+    script: &Script,
+    missing: &[String],
+    selection: &Selection,
+) -> Vec<RawReport> {
+    let mut seen = Vec::new();
+    missing
+        .iter()
+        .filter(|m| {
+            let fresh = !seen.contains(m);
+            seen.push(m);
+            fresh
+        })
+        .map(|input| {
+            let codes: Vec<&str> = script
+                .rules
+                .iter()
+                .filter(|r| selection.is_enabled(&r.code))
+                .map(|r| r.code.as_str())
+                .collect();
+            RawReport {
+                code: "FZ001".into(),
+                message: format!(
+                    "{} needs `{input}`, which was not given: give {}; not evaluated: {}",
+                    script.name,
+                    crate::inputs::flag_for(input),
+                    codes.join(", ")
+                ),
+                script: "builtin:core".into(),
+                target: Target::None,
+                test_id: None,
+            }
+        })
+        .collect()
+}
+
+fn register_report(engine: &mut Engine, state: &Arc<Mutex<RunState>>) {
+    fn record(
+        state: &Mutex<RunState>,
+        context: &NativeCallContext,
+        code: &str,
+        target: Option<Map>,
+        field: Option<&str>,
+        message: String,
+    ) -> Result<(), Box<EvalAltResult>> {
+        let mut state = lock(state);
+        if !state.codes.iter().any(|c| c == code) {
+            let declared = state.codes.join(", ");
+            return Err(EvalAltResult::ErrorRuntime(
+                format!("report(\"{code}\", ...): this script's RULES declare only {declared}")
+                    .into(),
+                context.call_position(),
+            )
+            .into());
+        }
+        if !state.enabled.get(code).copied().unwrap_or(false) {
+            return Ok(());
+        }
+        let int = |map: &Map, key: &str| {
+            map.get(key)
+                .and_then(|v| v.as_int().ok())
+                .and_then(|i| usize::try_from(i).ok())
+        };
+        let (target, test_id) = match &target {
+            None => (Target::None, None),
+            Some(map) => {
+                let field = field.filter(|f| !f.is_empty()).map(str::to_string);
+                let test_id = map
+                    .get("test_id")
+                    .and_then(|v| v.clone().into_string().ok());
+                let target = if let Some(index) = int(map, "allow_index") {
+                    Target::Allow { index, field }
+                } else if let Some(index) = int(map, "index") {
+                    Target::Entry { index, field }
+                } else if map.contains_key("freezes") && map.contains_key("file") {
+                    Target::Ledger { field }
+                } else {
+                    Target::None
+                };
+                (target, test_id)
+            }
+        };
+        let script = state.script.clone();
+        state.reports.push(RawReport {
+            code: code.to_string(),
+            message,
+            script,
+            target,
+            test_id,
+        });
+        Ok(())
+    }
+    let s = state.clone();
+    engine.register_fn(
+        "report",
+        move |ctx: NativeCallContext, code: &str, message: Dynamic| {
+            record(&s, &ctx, code, None, None, message.to_string())
+        },
+    );
+    let s = state.clone();
+    engine.register_fn(
+        "report",
+        move |ctx: NativeCallContext, code: &str, entry: Map, message: Dynamic| {
+            record(&s, &ctx, code, Some(entry), None, message.to_string())
+        },
+    );
+    let s = state.clone();
+    engine.register_fn(
+        "report",
+        move |ctx: NativeCallContext, code: &str, test_id: &str, message: Dynamic| {
+            let mut map = Map::new();
+            map.insert("test_id".into(), test_id.into());
+            record(&s, &ctx, code, Some(map), None, message.to_string())
+        },
+    );
+    let s = state.clone();
+    engine.register_fn(
+        "report",
+        move |ctx: NativeCallContext, code: &str, entry: Map, field: &str, message: Dynamic| {
+            record(
+                &s,
+                &ctx,
+                code,
+                Some(entry),
+                Some(field),
+                message.to_string(),
+            )
+        },
+    );
+}
+
+/// `ledger` as scripts see it: its top-level keys, `freezes` as entry maps with `index`,
+/// and `file`.
+fn ledger_value(facts: &Facts) -> Dynamic {
+    let ledger = &facts.ledger;
+    let mut map = bindings::to_dynamic(&ledger.root)
+        .try_cast::<Map>()
+        .unwrap_or_default();
+    let freezes: rhai::Array = ledger
+        .entries
+        .iter()
+        .map(|entry| {
+            let mut fields = bindings::to_dynamic(&entry.node)
+                .try_cast::<Map>()
+                .unwrap_or_default();
+            fields.insert("index".into(), (entry.index as i64).into());
+            Dynamic::from_map(fields).into_shared()
+        })
+        .collect();
+    map.insert("freezes".into(), Dynamic::from_array(freezes));
+    map.insert("file".into(), ledger.source.name.as_str().into());
+    if !map.contains_key("max_window_days") {
+        map.insert("max_window_days".into(), Dynamic::UNIT);
+    }
+    Dynamic::from_map(map)
+}
+
+/// `params` as scripts see it; allow entries carry `allow_index` so reports can point at them.
+fn params_value(params: Option<&Node>) -> Dynamic {
+    let Some(node) = params else {
+        return Dynamic::from_map(Map::new());
+    };
+    let mut map = bindings::to_dynamic(node)
+        .try_cast::<Map>()
+        .unwrap_or_default();
+    if let Some(Value::Seq(items)) = node.get("allow_inherited").map(|n| &n.value) {
+        let entries: rhai::Array = items
+            .iter()
+            .enumerate()
+            .map(
+                |(i, item)| match bindings::to_dynamic(item).try_cast::<Map>() {
+                    Some(mut entry) => {
+                        entry.insert("allow_index".into(), (i as i64).into());
+                        Dynamic::from_map(entry)
+                    }
+                    None => bindings::to_dynamic(item),
+                },
+            )
+            .collect();
+        map.insert("allow_inherited".into(), Dynamic::from_array(entries));
+    }
+    Dynamic::from_map(map)
+}
+
+/// A script that failed to run: exit 2, naming the script and pointing at the line.
+fn script_error(script: &Script, err: &EvalAltResult, limits: &Limits) -> InputError {
+    let (message, help) = match err.unwrap_inner() {
+        EvalAltResult::ErrorTerminated(..) => (
+            format!("script ran longer than its wall-time limit ({} ms)", limits.wall_time_ms),
+            Some("raise [limits] wall_time_ms in config if the script is right, or make it cheaper"),
+        ),
+        EvalAltResult::ErrorTooManyOperations(..) => (
+            format!("script exceeded its operation limit ({})", limits.operations),
+            Some("raise [limits] operations in config, or use native set operations instead of loops"),
+        ),
+        EvalAltResult::ErrorStackOverflow(..) => (
+            format!("script exceeded its call-depth limit ({})", limits.call_depth),
+            Some("raise [limits] call_depth in config"),
+        ),
+        EvalAltResult::ErrorDataTooLarge(what, ..) => (
+            format!("script exceeded a size limit: {what}"),
+            Some("raise [limits] string_size / array_size / map_size in config"),
+        ),
+        _ => (format!("script failed: {}", strip_position(&err.to_string())), None),
+    };
+    let pos = innermost_position(err, &script.name).unwrap_or(Position::NONE);
+    let mut error = InputError::new(&script.name, message);
+    if !pos.is_none() {
+        let at = policy::position_offset(&script.source, pos);
+        let end = script.source.text[at..]
+            .find('\n')
+            .map_or(script.source.text.len(), |i| at + i);
+        error = error.at(&script.source, at..end.max(at), "here");
+    }
+    match help {
+        Some(help) => error.with_help(help),
+        None => error,
+    }
+}
+
+/// The position inside the script itself (calls into functions nest the error).
+fn innermost_position(err: &EvalAltResult, script: &str) -> Option<Position> {
+    let mut best = Some(err.position()).filter(|p| !p.is_none());
+    let mut current = err;
+    while let EvalAltResult::ErrorInFunctionCall(_, source, inner, _) = current {
+        if source.is_empty() || source == script {
+            let pos = inner.position();
+            if !pos.is_none() {
+                best = Some(pos);
+            }
+        }
+        current = inner;
+    }
+    best
+}
+
+fn strip_position(message: &str) -> String {
+    match message.rfind(" (line ") {
+        Some(i) if message.ends_with(')') => message[..i].to_string(),
+        _ => message.to_string(),
+    }
+}

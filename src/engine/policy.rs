@@ -1,0 +1,305 @@
+//! Policy scripts: the builtin pack and directories of `*.rhai` files, each compiled
+//! once, with its `RULES` metadata read from the AST without running the script.
+
+use std::collections::HashMap;
+use std::path::{Component, Path, PathBuf};
+
+use rhai::{Dynamic, Engine, EvalAltResult, Module, Position, Scope, AST};
+
+use crate::config::PolicySpec;
+use crate::error::InputError;
+use crate::source::{Source, SourceFile};
+
+/// The default pack, compiled into the binary so a patch cannot edit it.
+pub const BUILTIN: [(&str, &str); 4] = [
+    ("shape.rhai", include_str!("../../policies/shape.rhai")),
+    ("deposit.rhai", include_str!("../../policies/deposit.rhai")),
+    ("samples.rhai", include_str!("../../policies/samples.rhai")),
+    (
+        "inheritance.rhai",
+        include_str!("../../policies/inheritance.rhai"),
+    ),
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        }
+    }
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RuleMeta {
+    pub code: String,
+    pub name: String,
+    pub severity: Severity,
+    pub summary: String,
+    pub help: String,
+    pub policy: String,
+}
+
+/// The rule the core itself reports when a script needs an input that was not given.
+pub fn input_missing_rule() -> RuleMeta {
+    RuleMeta {
+        code: "FZ001".into(),
+        name: "input-missing".into(),
+        severity: Severity::Error,
+        summary: "A rule needs an input that was not given.".into(),
+        help: "Pass the flag named in the message (or set it in config); a gate never passes by having less to look at.".into(),
+        policy: "builtin:core".into(),
+    }
+}
+
+#[derive(Debug)]
+pub struct Script {
+    /// `builtin:shape.rhai` or the script's path relative to the repository root.
+    pub name: String,
+    pub source: Source,
+    pub ast: AST,
+    pub rules: Vec<RuleMeta>,
+}
+
+/// Every loaded script, and every rule (the core's FZ001 first).
+#[derive(Debug)]
+pub struct Pack {
+    pub scripts: Vec<Script>,
+    pub rules: Vec<RuleMeta>,
+}
+
+impl Pack {
+    pub fn rule(&self, code: &str) -> Option<&RuleMeta> {
+        self.rules.iter().find(|r| r.code == code)
+    }
+
+    pub fn script(&self, name: &str) -> Option<&Script> {
+        self.scripts.iter().find(|s| s.name == name)
+    }
+}
+
+/// Loads every policy source; two scripts declaring one code is a load error.
+pub fn load(engine: &Engine, specs: &[PolicySpec], repo_root: &Path) -> Result<Pack, InputError> {
+    let mut scripts = Vec::new();
+    for spec in specs {
+        match spec {
+            PolicySpec::Builtin => {
+                for (file, text) in BUILTIN {
+                    let name = format!("builtin:{file}");
+                    let source = SourceFile::new(name.clone(), PathBuf::from(&name), text);
+                    scripts.extend(compile(engine, name, source)?);
+                }
+            }
+            PolicySpec::Dir { path, name } => {
+                let entries = std::fs::read_dir(path).map_err(|e| {
+                    InputError::io(name, e).with_help(
+                        "`policies` lists \"builtin\" and/or directories of *.rhai scripts",
+                    )
+                })?;
+                let mut files: Vec<PathBuf> = entries
+                    .filter_map(|e| e.ok().map(|e| e.path()))
+                    .filter(|p| p.extension().is_some_and(|x| x == "rhai") && p.is_file())
+                    .collect();
+                files.sort();
+                for file in files {
+                    let shown = crate::config::display_path(&file, repo_root);
+                    let source = SourceFile::read(&file, shown.clone())?;
+                    scripts.extend(compile(engine, shown, source)?);
+                }
+            }
+        }
+    }
+    let mut rules = vec![input_missing_rule()];
+    let mut declared: HashMap<String, String> = HashMap::new();
+    declared.insert("FZ001".into(), "builtin:core".into());
+    for script in &scripts {
+        for rule in &script.rules {
+            if let Some(first) = declared.insert(rule.code.clone(), script.name.clone()) {
+                let at = script.source.text.find(&rule.code).unwrap_or(0);
+                return Err(InputError::new(
+                    &script.name,
+                    format!("declares rule {} which {first} already declares", rule.code),
+                )
+                .at(&script.source, at..at + rule.code.len(), "declared again here")
+                .with_help("give the rule a code of its own (org rules usually take a prefix such as ORG101)"));
+            }
+            rules.push(rule.clone());
+        }
+    }
+    Ok(Pack { scripts, rules })
+}
+
+/// Compiles a script; one without a `RULES` constant is a helper module (only imported).
+fn compile(engine: &Engine, name: String, source: Source) -> Result<Option<Script>, InputError> {
+    let mut ast = engine
+        .compile(&source.text)
+        .map_err(|e| script_parse_error(&source, &e))?;
+    ast.set_source(name.as_str());
+    let Some(rules_value) = ast
+        .iter_literal_variables(true, false)
+        .find(|(var, _, _)| *var == "RULES")
+        .map(|(_, _, value)| value)
+    else {
+        if source.text.contains("RULES") {
+            let at = source.text.find("RULES").unwrap_or(0);
+            return Err(InputError::new(
+                &name,
+                "`RULES` must be a top-level `const` holding only literal values",
+            )
+            .at(&source, at..at + 5, "not a literal constant"));
+        }
+        return Ok(None);
+    };
+    let rules = read_rules(&name, &source, rules_value)?;
+    Ok(Some(Script {
+        name,
+        source,
+        ast,
+        rules,
+    }))
+}
+
+pub fn script_parse_error(source: &Source, err: &rhai::ParseError) -> InputError {
+    let at = position_offset(source, err.position());
+    InputError::new(
+        &source.name,
+        format!("script does not parse: {}", err.err_type()),
+    )
+    .at(source, at..at, "here")
+}
+
+/// Byte offset of a Rhai position (line and character column) in the script.
+pub fn position_offset(source: &Source, pos: Position) -> usize {
+    match (pos.line(), pos.position()) {
+        (Some(line), column) => source.offset_of(line, column.unwrap_or(1)),
+        _ => 0,
+    }
+}
+
+fn read_rules(name: &str, source: &Source, value: Dynamic) -> Result<Vec<RuleMeta>, InputError> {
+    let at = source.text.find("RULES").unwrap_or(0);
+    let err = |message: String| {
+        InputError::new(name, message)
+            .at(source, at..at + 5, "in this RULES table")
+            .with_help("each rule is CODE: #{ name: \"kebab-name\", severity: \"error\"|\"warn\", summary: \"...\", help: \"...\" }")
+    };
+    let Some(map) = value.try_cast::<rhai::Map>() else {
+        return Err(err("`RULES` must be a map of rule code to metadata".into()));
+    };
+    let mut rules = Vec::with_capacity(map.len());
+    for (code, meta) in map {
+        let code = code.to_string();
+        if !is_rule_code(&code) {
+            return Err(err(format!(
+                "`{code}` is not a rule code (letters then digits, e.g. FZ103 or ORG101)"
+            )));
+        }
+        let Some(meta) = meta.try_cast::<rhai::Map>() else {
+            return Err(err(format!("{code}: metadata must be a map")));
+        };
+        let field = |key: &str| -> Result<String, InputError> {
+            match meta.get(key).and_then(|v| v.clone().into_string().ok()) {
+                Some(s) if !s.trim().is_empty() => Ok(s),
+                _ => Err(err(format!("{code}: `{key}` must be a non-empty string"))),
+            }
+        };
+        let severity = match field("severity")?.as_str() {
+            "error" => Severity::Error,
+            "warn" | "warning" => Severity::Warning,
+            other => {
+                return Err(err(format!(
+                    "{code}: severity `{other}` is not \"error\" or \"warn\""
+                )))
+            }
+        };
+        rules.push(RuleMeta {
+            code: code.clone(),
+            name: field("name")?,
+            severity,
+            summary: field("summary")?,
+            help: field("help")?,
+            policy: name.to_string(),
+        });
+    }
+    if rules.is_empty() {
+        return Err(err("`RULES` declares no rule".into()));
+    }
+    rules.sort_by(|a, b| a.code.cmp(&b.code));
+    Ok(rules)
+}
+
+pub fn is_rule_code(code: &str) -> bool {
+    let letters = code.chars().take_while(|c| c.is_ascii_uppercase()).count();
+    letters > 0 && code.len() > letters && code[letters..].chars().all(|c| c.is_ascii_digit())
+}
+
+/// `import` resolves only inside the importing script's own policy directory: no
+/// absolute paths, no `..`, no symlink leading out.
+#[derive(Default)]
+pub struct PolicyDirResolver {
+    /// Script name prefix (its directory's display name) → directory.
+    pub dirs: Vec<(String, PathBuf)>,
+}
+
+impl rhai::ModuleResolver for PolicyDirResolver {
+    fn resolve(
+        &self,
+        engine: &Engine,
+        source: Option<&str>,
+        path: &str,
+        pos: Position,
+    ) -> Result<rhai::Shared<Module>, Box<EvalAltResult>> {
+        let refuse = |why: &str| -> Box<EvalAltResult> {
+            EvalAltResult::ErrorModuleNotFound(format!("{path} ({why})"), pos).into()
+        };
+        let source = source.unwrap_or("");
+        let Some((prefix, dir)) = self
+            .dirs
+            .iter()
+            .filter(|(prefix, _)| source.starts_with(&format!("{prefix}/")))
+            .max_by_key(|(prefix, _)| prefix.len())
+        else {
+            return Err(refuse("import works only in scripts of a policy directory"));
+        };
+        let relative = Path::new(path);
+        if relative.is_absolute()
+            || path.contains('\\')
+            || relative
+                .components()
+                .any(|c| !matches!(c, Component::Normal(_)))
+        {
+            return Err(refuse(
+                "imports must be plain relative paths inside the policy directory",
+            ));
+        }
+        let mut file = dir.join(relative);
+        if file.extension().is_none() {
+            file.set_extension("rhai");
+        }
+        let (Ok(real_dir), Ok(real_file)) = (dir.canonicalize(), file.canonicalize()) else {
+            return Err(refuse("no such file in the policy directory"));
+        };
+        if !real_file.starts_with(&real_dir) {
+            return Err(refuse("it leads outside the policy directory"));
+        }
+        let text = std::fs::read_to_string(&real_file).map_err(|e| refuse(&e.to_string()))?;
+        let mut ast = engine.compile(&text).map_err(|e| {
+            Box::new(EvalAltResult::ErrorInModule(
+                path.to_string(),
+                e.into(),
+                pos,
+            ))
+        })?;
+        let shown = format!("{prefix}/{}", relative.to_string_lossy());
+        ast.set_source(shown.as_str());
+        let module = Module::eval_ast_as_new(Scope::new(), &ast, engine)?;
+        Ok(module.into())
+    }
+}

@@ -1,0 +1,113 @@
+//! Which rules run and at what severity: `[rules]` in config, then `--select` /
+//! `--ignore` (codes or prefixes, like ruff).
+
+use std::collections::HashMap;
+
+use crate::config::{Config, RuleSetting};
+use crate::engine::policy::{Pack, Severity};
+use crate::error::InputError;
+
+#[derive(Debug, Clone, Default)]
+pub struct Selection {
+    /// Effective severity of every enabled rule.
+    enabled: HashMap<String, Severity>,
+}
+
+impl Selection {
+    pub fn new(
+        pack: &Pack,
+        config: &Config,
+        select: &[String],
+        ignore: &[String],
+    ) -> Result<Selection, InputError> {
+        for prefix in select.iter().chain(ignore) {
+            if !pack
+                .rules
+                .iter()
+                .any(|r| r.code.starts_with(prefix.as_str()))
+            {
+                return Err(InputError::usage(format!(
+                    "`{prefix}` matches no loaded rule (see `freezegate rules`)"
+                )));
+            }
+        }
+        let mut enabled = HashMap::new();
+        for rule in &pack.rules {
+            let mut severity = Some(rule.severity);
+            if let Some((_, setting, span)) =
+                config.rules.iter().find(|(code, _, _)| *code == rule.code)
+            {
+                severity = match setting {
+                    RuleSetting::Error => Some(Severity::Error),
+                    RuleSetting::Warn => Some(Severity::Warning),
+                    RuleSetting::Off if rule.code == "FZ001" => {
+                        let source = config
+                            .source
+                            .as_ref()
+                            .expect("rules come from a config file");
+                        return Err(InputError::new(&source.name, "FZ001 (input-missing) cannot be turned off")
+                            .at(source, span.clone(), "here")
+                            .with_help("a gate never passes by having less to look at; give the missing input instead"));
+                    }
+                    RuleSetting::Off => None,
+                };
+            }
+            // FZ001 guards every other rule: filters by prefix never remove it.
+            if rule.code != "FZ001" {
+                let selected =
+                    select.is_empty() || select.iter().any(|p| rule.code.starts_with(p.as_str()));
+                let ignored = ignore.iter().any(|p| rule.code.starts_with(p.as_str()));
+                if !selected || ignored {
+                    severity = None;
+                }
+            }
+            if let Some(severity) = severity {
+                enabled.insert(rule.code.clone(), severity);
+            }
+        }
+        for (code, _, span) in &config.rules {
+            if pack.rule(code).is_none() {
+                let source = config
+                    .source
+                    .as_ref()
+                    .expect("rules come from a config file");
+                return Err(InputError::new(
+                    &source.name,
+                    format!("[rules] names `{code}`, which no loaded policy declares"),
+                )
+                .at(source, span.clone(), "unknown rule")
+                .with_help("see `freezegate rules` for the loaded rule codes"));
+            }
+        }
+        if enabled.keys().all(|code| code == "FZ001") {
+            return Err(InputError::usage(
+                "no rule is enabled: a gate that checks nothing never passes (check --select/--ignore and [rules])",
+            ));
+        }
+        Ok(Selection { enabled })
+    }
+
+    /// Every rule enabled at its declared severity.
+    pub fn all(pack: &Pack) -> Selection {
+        Selection {
+            enabled: pack
+                .rules
+                .iter()
+                .map(|r| (r.code.clone(), r.severity))
+                .collect(),
+        }
+    }
+
+    pub fn severity(&self, code: &str) -> Option<Severity> {
+        self.enabled.get(code).copied()
+    }
+
+    pub fn is_enabled(&self, code: &str) -> bool {
+        self.enabled.contains_key(code)
+    }
+
+    /// Enabled rules other than FZ001, which only fires on behalf of others.
+    pub fn count(&self) -> usize {
+        self.enabled.keys().filter(|c| *c != "FZ001").count()
+    }
+}

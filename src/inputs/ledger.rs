@@ -1,0 +1,265 @@
+//! The freeze ledger: schema 1, in JSON, YAML or TOML, every field with its span.
+
+use std::path::Path;
+
+use crate::error::InputError;
+use crate::inputs::tree::{self, Format, Node, Value};
+use crate::source::{Source, SourceFile, Span};
+
+pub const SCHEMA: i64 = 1;
+
+/// Fields whose type the core checks; everything else is kept as written for scripts.
+const STRING_FIELDS: [&str; 6] = [
+    "test_id",
+    "reason",
+    "owner",
+    "opened",
+    "expires",
+    "invariant",
+];
+
+#[derive(Debug)]
+pub struct Ledger {
+    pub source: Source,
+    pub format: Format,
+    pub schema: i64,
+    pub max_window_days: Option<i64>,
+    /// The whole document, for top-level keys scripts may read.
+    pub root: Node,
+    pub entries: Vec<Entry>,
+}
+
+#[derive(Debug)]
+pub struct Entry {
+    pub index: usize,
+    /// A map node.
+    pub node: Node,
+}
+
+impl Entry {
+    pub fn field(&self, name: &str) -> Option<&Node> {
+        self.node.get(name)
+    }
+
+    pub fn test_id(&self) -> Option<&str> {
+        self.field("test_id").and_then(Node::as_str)
+    }
+
+    /// The compensating property ids, whether written as one id or a list.
+    pub fn properties(&self) -> Vec<&str> {
+        match self.field("compensating_property").map(|n| &n.value) {
+            Some(Value::Str(s)) => vec![s.as_str()],
+            Some(Value::Seq(items)) => items.iter().filter_map(Node::as_str).collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The span of a field path such as `owner` or `compensating_property[1]`; the
+    /// entry itself when the field is absent.
+    pub fn span_of(&self, field: &str) -> (Span, bool) {
+        let (name, index) = match field.split_once('[') {
+            Some((name, rest)) => (name, rest.trim_end_matches(']').parse::<usize>().ok()),
+            None => (field, None),
+        };
+        match (self.field(name), index) {
+            (Some(node), Some(i)) => match &node.value {
+                Value::Seq(items) if i < items.len() => (items[i].span.clone(), true),
+                _ => (node.span.clone(), true),
+            },
+            (Some(node), None) => (node.span.clone(), true),
+            (None, _) => (self.node.span.clone(), false),
+        }
+    }
+}
+
+impl Ledger {
+    pub fn load(path: &Path, name: &str) -> Result<Ledger, InputError> {
+        let format = Format::from_path(path).ok_or_else(|| {
+            InputError::new(name, "has an unknown extension")
+                .with_help("a ledger is .json, .yaml, .yml or .toml")
+        })?;
+        let source = SourceFile::read(path, name)?;
+        Self::parse(source, format)
+    }
+
+    pub fn parse(source: Source, format: Format) -> Result<Ledger, InputError> {
+        let root = tree::parse(&source, format)?;
+        let bad = |node: &Node, message: String| {
+            InputError::new(&source.name, message).at(&source, node.span.clone(), "here")
+        };
+        if !matches!(root.value, Value::Map(_)) {
+            return Err(bad(
+                &root,
+                format!("must be a table, found {}", root.value.kind()),
+            ));
+        }
+        let schema = match root.get("schema") {
+            None => {
+                return Err(InputError::new(&source.name, "has no `schema`")
+                    .at(
+                        &source,
+                        root.span.start..root.span.start,
+                        "expected `schema: 1` in this document",
+                    )
+                    .with_help("add `\"schema\": 1` at the top of the ledger"))
+            }
+            Some(node) => match node.value {
+                Value::Int(SCHEMA) => SCHEMA,
+                _ => {
+                    return Err(bad(
+                        node,
+                        "has an unknown `schema`; this freezegate reads schema 1".into(),
+                    )
+                    .with_help("upgrade freezegate, or write the ledger in schema 1"))
+                }
+            },
+        };
+        let max_window_days = match root.get("max_window_days") {
+            None => None,
+            Some(node) => match node.value {
+                Value::Int(n) if n >= 0 => Some(n),
+                _ => {
+                    return Err(bad(
+                        node,
+                        "`max_window_days` must be a non-negative integer".into(),
+                    ))
+                }
+            },
+        };
+        let items = match root.get("freezes") {
+            None => {
+                return Err(InputError::new(&source.name, "has no `freezes` list")
+                    .at(
+                        &source,
+                        root.span.start..root.span.start,
+                        "expected `freezes` in this document",
+                    )
+                    .with_help("an empty ledger is `{\"schema\": 1, \"freezes\": []}`"))
+            }
+            Some(node) => match &node.value {
+                Value::Seq(items) => items.clone(),
+                other => {
+                    return Err(bad(
+                        node,
+                        format!("`freezes` must be a list, found {}", other.kind()),
+                    ))
+                }
+            },
+        };
+        let mut entries = Vec::with_capacity(items.len());
+        for (index, node) in items.into_iter().enumerate() {
+            check_entry_types(&source, index, &node)?;
+            entries.push(Entry { index, node });
+        }
+        Ok(Ledger {
+            source,
+            format,
+            schema,
+            max_window_days,
+            root,
+            entries,
+        })
+    }
+
+    /// Every frozen test id, in ledger order, each once.
+    pub fn derived_skips(&self) -> Vec<String> {
+        let mut seen = std::collections::HashSet::new();
+        self.entries
+            .iter()
+            .filter_map(Entry::test_id)
+            .filter(|id| !id.is_empty() && seen.insert(*id))
+            .map(str::to_string)
+            .collect()
+    }
+}
+
+fn check_entry_types(source: &Source, index: usize, node: &Node) -> Result<(), InputError> {
+    let wrong = |node: &Node, what: &str| {
+        InputError::new(
+            &source.name,
+            format!("freeze #{index}: {what}, found {}", node.value.kind()),
+        )
+        .at(
+            source,
+            node.span.clone(),
+            format!("{} here", node.value.kind()),
+        )
+    };
+    let Value::Map(fields) = &node.value else {
+        return Err(wrong(node, "each freeze must be a table"));
+    };
+    for (key, value) in fields {
+        let key = key.as_str();
+        if key == "index" {
+            return Err(wrong(
+                value,
+                "`index` is reserved (freezegate numbers entries itself)",
+            ));
+        }
+        if STRING_FIELDS.contains(&key) && !matches!(value.value, Value::Str(_) | Value::Null) {
+            return Err(wrong(value, &format!("`{key}` must be a string")));
+        }
+        if key == "reused_property" && !matches!(value.value, Value::Bool(_) | Value::Null) {
+            return Err(wrong(value, "`reused_property` must be true or false"));
+        }
+        if key == "compensating_property" {
+            match &value.value {
+                Value::Str(_) | Value::Null => {}
+                Value::Seq(items) => {
+                    if let Some(item) = items.iter().find(|i| !matches!(i.value, Value::Str(_))) {
+                        return Err(wrong(
+                            item,
+                            "`compensating_property` items must be node id strings",
+                        ));
+                    }
+                }
+                _ => {
+                    return Err(wrong(
+                        value,
+                        "`compensating_property` must be a node id or a list of them",
+                    ))
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str, format: Format) -> Result<Ledger, InputError> {
+        Ledger::parse(SourceFile::new("ledger", "ledger", text), format)
+    }
+
+    #[test]
+    fn unknown_schema_is_an_error_at_the_value() {
+        let err = parse("{\"schema\": 2, \"freezes\": []}", Format::Json).unwrap_err();
+        assert!(err.to_string().contains("unknown `schema`"), "{err}");
+        assert_eq!(err.location(), Some((1, 12)));
+    }
+
+    #[test]
+    fn wrong_field_type_names_the_entry_and_field() {
+        let text = "schema: 1\nfreezes:\n  - test_id: t.py::a\n    owner: 42\n";
+        let err = parse(text, Format::Yaml).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("freeze #0: `owner` must be a string"),
+            "{err}"
+        );
+        assert_eq!(err.location(), Some((4, 12)));
+    }
+
+    #[test]
+    fn property_list_gives_each_item_its_span() {
+        let text = "{\"schema\": 1, \"freezes\": [{\"compensating_property\": [\"a.py::x\", \"b.py::y\"]}]}";
+        let ledger = parse(text, Format::Json).unwrap();
+        let entry = &ledger.entries[0];
+        assert_eq!(entry.properties(), ["a.py::x", "b.py::y"]);
+        let (span, found) = entry.span_of("compensating_property[1]");
+        assert!(found);
+        assert_eq!(&text[span], "\"b.py::y\"");
+    }
+}

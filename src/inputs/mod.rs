@@ -1,0 +1,84 @@
+//! The facts a gate run looks at, each loaded from its file (or tool) once.
+
+pub mod ids;
+pub mod junit;
+pub mod ledger;
+pub mod samples;
+pub mod tools;
+pub mod tree;
+
+use std::path::PathBuf;
+
+use crate::error::InputError;
+use crate::source::{Source, SourceFile};
+use ids::IdSet;
+use junit::Results;
+use ledger::Ledger;
+use samples::Samples;
+
+/// Everything the scripts can be shown. An input that was not given is `None`.
+#[derive(Debug)]
+pub struct Facts {
+    pub ledger: Ledger,
+    pub collected: Option<IdSet>,
+    pub changed: Option<IdSet>,
+    pub samples: Option<Samples>,
+    pub applied_skips: Option<IdSet>,
+    pub results: Option<Results>,
+    pub today: jiff::civil::Date,
+    pub target_branch: Option<String>,
+    /// pytest's rootdir relative to the repository root (`""` when the same).
+    pub pytest_root: String,
+}
+
+/// A file named on the command line or in config: where it is and how to call it.
+#[derive(Debug, Clone)]
+pub struct InputPath {
+    pub path: PathBuf,
+    pub name: String,
+}
+
+impl InputPath {
+    pub fn read(&self) -> Result<Source, InputError> {
+        SourceFile::read(&self.path, self.name.clone())
+    }
+}
+
+/// Reads several files of one kind (shards) and merges what each parser returns.
+pub fn read_merged(
+    paths: &[InputPath],
+    parse: fn(&Source) -> Result<Vec<String>, InputError>,
+) -> Result<Option<Vec<String>>, InputError> {
+    if paths.is_empty() {
+        return Ok(None);
+    }
+    let mut all = Vec::new();
+    for path in paths {
+        all.extend(parse(&path.read()?)?);
+    }
+    Ok(Some(all))
+}
+
+/// The input names scripts can `require`, with the flags that provide each.
+pub const INPUTS: [(&str, &str); 10] = [
+    ("ledger", "--ledger FILE (or `ledger` in config)"),
+    ("collected", "--collected FILE or --collect"),
+    ("changed", "--changed FILE or --base REF"),
+    ("samples", "--samples PATH"),
+    ("applied_skips", "--applied-skips FILE"),
+    ("derived_skips", "the ledger"),
+    ("results", "--junit FILE"),
+    ("params", "[params] in config"),
+    ("today", "--today YYYY-MM-DD"),
+    (
+        "target_branch",
+        "--target-branch NAME (or a git checkout on a branch)",
+    ),
+];
+
+pub fn flag_for(input: &str) -> &'static str {
+    INPUTS
+        .iter()
+        .find(|(name, _)| *name == input)
+        .map_or("?", |(_, flag)| flag)
+}

@@ -1,0 +1,114 @@
+//! Facts gathered by running the real tools: pytest's collection, git's diff and branch.
+
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use crate::error::InputError;
+use crate::source::{Source, SourceFile};
+
+fn run(program: &[String], dir: &Path, what: &str) -> Result<Output, InputError> {
+    let (exe, args) = program
+        .split_first()
+        .ok_or_else(|| InputError::usage(format!("{what}: empty command")))?;
+    Command::new(exe)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .map_err(|e| {
+            let why = if e.kind() == std::io::ErrorKind::NotFound {
+                format!("`{exe}` was not found on PATH")
+            } else {
+                e.to_string()
+            };
+            InputError::usage(format!(
+                "{what}: could not run `{}`: {why}",
+                program.join(" ")
+            ))
+        })
+}
+
+fn tail(text: &[u8], lines: usize) -> String {
+    let text = String::from_utf8_lossy(text);
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+/// Runs the collect command in pytest's rootdir. A non-zero exit or a collection error
+/// is an error with pytest's own words, never a smaller set.
+pub fn collect(command: &[String], pytest_root: &Path) -> Result<(Source, Duration), InputError> {
+    let started = Instant::now();
+    let output = run(command, pytest_root, "--collect")?;
+    let elapsed = started.elapsed();
+    let shown = command.join(" ");
+    if !output.status.success() {
+        let code = output
+            .status
+            .code()
+            .map_or("a signal".to_string(), |c| c.to_string());
+        let mut words = tail(&output.stdout, 25);
+        let err = tail(&output.stderr, 15);
+        if !err.is_empty() {
+            words.push('\n');
+            words.push_str(&err);
+        }
+        let hint = match output.status.code() {
+            Some(5) => "pytest collected no tests: check `pytest_root` and testpaths",
+            Some(4) => {
+                "pytest rejected its arguments or paths: check `collect_command` and `pytest_root`"
+            }
+            _ => "fix the collection error first: a gate never runs on a smaller set of tests",
+        };
+        return Err(InputError::usage(format!(
+            "--collect: `{shown}` exited with {code}; pytest said:\n{words}"
+        ))
+        .with_help(hint));
+    }
+    let text = String::from_utf8(output.stdout)
+        .map_err(|_| InputError::usage(format!("--collect: `{shown}` printed invalid UTF-8")))?;
+    Ok((
+        SourceFile::new(format!("`{shown}` output"), pytest_root, text),
+        elapsed,
+    ))
+}
+
+fn git(repo_root: &Path, args: &[&str]) -> Result<Output, InputError> {
+    let mut command = vec!["git".to_string()];
+    command.extend(args.iter().map(|s| s.to_string()));
+    run(&command, repo_root, "git")
+}
+
+/// `git diff --name-only REF...HEAD` from the repository root (renames under the new name).
+pub fn changed_since(base: &str, repo_root: &Path) -> Result<Vec<String>, InputError> {
+    let range = format!("{base}...HEAD");
+    let output = git(
+        repo_root,
+        &["diff", "--name-only", "-M", "-z", &range, "--"],
+    )?;
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr).trim().to_string();
+        let help = if stderr.contains("no merge base") || stderr.contains("shallow") {
+            "the clone is shallow and misses the merge base: fetch full history (actions/checkout with `fetch-depth: 0`)"
+        } else if stderr.contains("not a git repository") {
+            "run freezegate inside the repository, or pass --changed FILE"
+        } else {
+            "check that the ref exists locally (git fetch origin), or pass --changed FILE"
+        };
+        return Err(
+            InputError::usage(format!("--base {base}: git diff failed: {stderr}")).with_help(help),
+        );
+    }
+    let text = String::from_utf8_lossy(&output.stdout);
+    Ok(text
+        .split('\0')
+        .filter(|p| !p.is_empty())
+        .map(crate::inputs::ids::normalize_path)
+        .collect())
+}
+
+/// The checked-out branch, if HEAD is on one.
+pub fn current_branch(repo_root: &Path) -> Option<String> {
+    let output = git(repo_root, &["symbolic-ref", "--quiet", "--short", "HEAD"]).ok()?;
+    let branch = String::from_utf8(output.stdout).ok()?.trim().to_string();
+    (output.status.success() && !branch.is_empty()).then_some(branch)
+}

@@ -1,0 +1,451 @@
+//! A format-neutral document tree that remembers where every value sits in its file.
+//!
+//! The ledger and config can be JSON, YAML or TOML; each parser here produces the same
+//! [`Node`] tree so that everything downstream (schema checks, script bindings,
+//! diagnostics) is written once.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use crate::error::InputError;
+use crate::source::{Source, Span};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Node {
+    pub value: Value,
+    /// Byte range of the value in its source file.
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(String),
+    Seq(Vec<Node>),
+    Map(Vec<(String, Node)>),
+}
+
+impl Value {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Value::Null => "null",
+            Value::Bool(_) => "a boolean",
+            Value::Int(_) => "an integer",
+            Value::Float(_) => "a float",
+            Value::Str(_) => "a string",
+            Value::Seq(_) => "a list",
+            Value::Map(_) => "a table",
+        }
+    }
+}
+
+impl Node {
+    pub fn get(&self, key: &str) -> Option<&Node> {
+        match &self.value {
+            Value::Map(entries) => entries.iter().find(|(k, _)| k == key).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match &self.value {
+            Value::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+/// Document formats, chosen by file extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Json,
+    Yaml,
+    Toml,
+}
+
+impl Format {
+    pub fn from_path(path: &std::path::Path) -> Option<Format> {
+        match path.extension()?.to_str()?.to_ascii_lowercase().as_str() {
+            "json" => Some(Format::Json),
+            "yaml" | "yml" => Some(Format::Yaml),
+            "toml" => Some(Format::Toml),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Format::Json => "JSON",
+            Format::Yaml => "YAML",
+            Format::Toml => "TOML",
+        })
+    }
+}
+
+pub fn parse(source: &Source, format: Format) -> Result<Node, InputError> {
+    if source.text.trim().is_empty() {
+        return Err(InputError::new(&source.name, "is empty"));
+    }
+    let node = match format {
+        Format::Json => parse_json(source)?,
+        Format::Yaml => parse_yaml(source)?,
+        Format::Toml => parse_toml(source)?,
+    };
+    check_duplicate_keys(source, &node)?;
+    Ok(node)
+}
+
+/// A duplicate key is an error naming both places, never "last one wins".
+fn check_duplicate_keys(source: &Source, node: &Node) -> Result<(), InputError> {
+    match &node.value {
+        Value::Map(entries) => {
+            let mut seen: HashMap<&str, &Node> = HashMap::with_capacity(entries.len());
+            for (key, value) in entries {
+                if let Some(first) = seen.insert(key, value) {
+                    return Err(
+                        InputError::new(&source.name, format!("duplicate key `{key}`"))
+                            .at(source, value.span.clone(), "defined again here")
+                            .at(source, first.span.clone(), "first defined here")
+                            .with_help(
+                                "remove one of them: freezegate never guesses which one you meant",
+                            ),
+                    );
+                }
+                check_duplicate_keys(source, value)?;
+            }
+            Ok(())
+        }
+        Value::Seq(items) => items
+            .iter()
+            .try_for_each(|i| check_duplicate_keys(source, i)),
+        _ => Ok(()),
+    }
+}
+
+fn syntax_error(source: &Source, format: Format, message: &str, span: Option<Span>) -> InputError {
+    let err = InputError::new(&source.name, format!("is not valid {format}: {message}"));
+    match span {
+        Some(span) => err.at(source, span, "here"),
+        None => err,
+    }
+}
+
+// ---------------------------------------------------------------- JSON
+
+fn parse_json(source: &Source) -> Result<Node, InputError> {
+    let text = source.text.as_str();
+    let raw: &RawValue = serde_json::from_str(text).map_err(|e| json_error(source, &e, 0))?;
+    json_node(source, raw)
+}
+
+fn json_error(source: &Source, err: &serde_json::Error, base: usize) -> InputError {
+    let message = strip_json_position(&err.to_string());
+    let span = if err.line() == 0 {
+        None
+    } else if base == 0 {
+        let at = source.offset_of(err.line(), err.column().max(1));
+        Some(at..at)
+    } else {
+        Some(base..base)
+    };
+    syntax_error(source, Format::Json, &message, span)
+}
+
+fn strip_json_position(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(i) => message[..i].to_string(),
+        None => message.to_string(),
+    }
+}
+
+fn json_node(source: &Source, raw: &RawValue) -> Result<Node, InputError> {
+    let text = raw.get();
+    let lead = text.len() - text.trim_start().len();
+    let start = text.as_ptr() as usize - source.text.as_ptr() as usize + lead;
+    let trimmed = text.trim();
+    let span = start..start + trimmed.len();
+    let err = |e: serde_json::Error| json_error(source, &e, start);
+    let value = match trimmed.as_bytes().first() {
+        Some(b'{') => {
+            let entries: JsonEntries = serde_json::from_str(text).map_err(err)?;
+            let mut map = Vec::with_capacity(entries.0.len());
+            for (key, raw) in entries.0 {
+                map.push((key, json_node(source, raw)?));
+            }
+            Value::Map(map)
+        }
+        Some(b'[') => {
+            let items: Vec<&RawValue> = serde_json::from_str(text).map_err(err)?;
+            Value::Seq(
+                items
+                    .into_iter()
+                    .map(|raw| json_node(source, raw))
+                    .collect::<Result<_, _>>()?,
+            )
+        }
+        _ => match serde_json::from_str::<serde_json::Value>(text).map_err(err)? {
+            serde_json::Value::Null => Value::Null,
+            serde_json::Value::Bool(b) => Value::Bool(b),
+            serde_json::Value::Number(n) => match n.as_i64() {
+                Some(i) => Value::Int(i),
+                None => Value::Float(n.as_f64().unwrap_or(f64::NAN)),
+            },
+            serde_json::Value::String(s) => Value::Str(s),
+            _ => unreachable!("containers start with {{ or ["),
+        },
+    };
+    Ok(Node { value, span })
+}
+
+/// JSON object entries in source order, duplicates kept (they are reported later).
+struct JsonEntries<'a>(Vec<(String, &'a RawValue)>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for JsonEntries<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct EntriesVisitor<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for EntriesVisitor<'a> {
+            type Value = JsonEntries<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut entries = Vec::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    let value: &'de RawValue = map.next_value()?;
+                    entries.push((key, value));
+                }
+                Ok(JsonEntries(entries))
+            }
+        }
+        deserializer.deserialize_map(EntriesVisitor(std::marker::PhantomData))
+    }
+}
+
+// ---------------------------------------------------------------- TOML
+
+fn parse_toml(source: &Source) -> Result<Node, InputError> {
+    let table = toml::de::DeTable::parse(&source.text)
+        .map_err(|e| syntax_error(source, Format::Toml, e.message(), e.span()))?;
+    let span = table.span();
+    Ok(Node {
+        value: toml_table(table.into_inner()),
+        span,
+    })
+}
+
+fn toml_table(table: toml::de::DeTable<'_>) -> Value {
+    Value::Map(
+        table
+            .into_iter()
+            .map(|(key, value)| (key.into_inner().into_owned(), toml_node(value)))
+            .collect(),
+    )
+}
+
+fn toml_node(value: toml::Spanned<toml::de::DeValue<'_>>) -> Node {
+    use toml::de::DeValue;
+    let span = value.span();
+    let value = match value.into_inner() {
+        DeValue::String(s) => Value::Str(s.into_owned()),
+        DeValue::Integer(i) => match i64::from_str_radix(&i.as_str().replace('_', ""), i.radix()) {
+            Ok(n) => Value::Int(n),
+            Err(_) => Value::Str(i.as_str().to_string()),
+        },
+        DeValue::Float(f) => Value::Float(f.as_str().replace('_', "").parse().unwrap_or(f64::NAN)),
+        DeValue::Boolean(b) => Value::Bool(b),
+        // Dates are plain strings to the gate: `opened = 2026-10-12` reads like the quoted form.
+        DeValue::Datetime(d) => Value::Str(d.to_string()),
+        DeValue::Array(items) => Value::Seq(items.into_iter().map(toml_node).collect()),
+        DeValue::Table(table) => toml_table(table),
+    };
+    Node { value, span }
+}
+
+// ---------------------------------------------------------------- YAML
+
+fn parse_yaml(source: &Source) -> Result<Node, InputError> {
+    let options = serde_saphyr::Options::default();
+    let root: serde_saphyr::Spanned<YamlValue> =
+        serde_saphyr::from_str_with_options(&source.text, options).map_err(|e| {
+            let span = e.location().and_then(|loc| yaml_span(source, &loc));
+            let message = e.to_string();
+            let first_line = message.lines().next().unwrap_or(&message).to_string();
+            syntax_error(source, Format::Yaml, &first_line, span)
+        })?;
+    Ok(yaml_node(source, root))
+}
+
+fn yaml_span(source: &Source, loc: &serde_saphyr::Location) -> Option<Span> {
+    let span = loc.span();
+    let start = match span.byte_offset() {
+        Some(b) => b as usize,
+        None => crate::source::char_to_byte(&source.text, span.offset() as usize),
+    };
+    let len = span.byte_len().map_or(0, |l| l as usize);
+    let end = (start + len).min(source.text.len());
+    Some(start.min(end)..end)
+}
+
+fn yaml_node(source: &Source, spanned: serde_saphyr::Spanned<YamlValue>) -> Node {
+    let span = yaml_span(source, &spanned.referenced).unwrap_or(0..0);
+    let value = match spanned.value {
+        YamlValue::Null => Value::Null,
+        YamlValue::Bool(b) => Value::Bool(b),
+        YamlValue::Int(i) => Value::Int(i),
+        YamlValue::Float(f) => Value::Float(f),
+        YamlValue::Str(s) => Value::Str(s),
+        YamlValue::Seq(items) => {
+            Value::Seq(items.into_iter().map(|i| yaml_node(source, i)).collect())
+        }
+        YamlValue::Map(entries) => Value::Map(
+            entries
+                .into_iter()
+                .map(|(k, v)| (k, yaml_node(source, v)))
+                .collect(),
+        ),
+    };
+    Node { value, span }
+}
+
+/// A YAML value whose children carry their locations.
+enum YamlValue {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(String),
+    Seq(Vec<serde_saphyr::Spanned<YamlValue>>),
+    Map(Vec<(String, serde_saphyr::Spanned<YamlValue>)>),
+}
+
+impl<'de> Deserialize<'de> for YamlValue {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(YamlVisitor)
+    }
+}
+
+struct YamlVisitor;
+
+impl<'de> Visitor<'de> for YamlVisitor {
+    type Value = YamlValue;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any YAML value")
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<YamlValue, E> {
+        Ok(YamlValue::Null)
+    }
+    fn visit_none<E: de::Error>(self) -> Result<YamlValue, E> {
+        Ok(YamlValue::Null)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<YamlValue, D::Error> {
+        d.deserialize_any(YamlVisitor)
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<YamlValue, E> {
+        Ok(YamlValue::Bool(v))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<YamlValue, E> {
+        Ok(YamlValue::Int(v))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<YamlValue, E> {
+        Ok(i64::try_from(v).map_or(YamlValue::Float(v as f64), YamlValue::Int))
+    }
+    fn visit_i128<E: de::Error>(self, v: i128) -> Result<YamlValue, E> {
+        Ok(i64::try_from(v).map_or(YamlValue::Float(v as f64), YamlValue::Int))
+    }
+    fn visit_u128<E: de::Error>(self, v: u128) -> Result<YamlValue, E> {
+        Ok(i64::try_from(v).map_or(YamlValue::Float(v as f64), YamlValue::Int))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<YamlValue, E> {
+        Ok(YamlValue::Float(v))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<YamlValue, E> {
+        Ok(YamlValue::Str(v.to_string()))
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<YamlValue, E> {
+        Ok(YamlValue::Str(v))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<YamlValue, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(YamlValue::Seq(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<YamlValue, A::Error> {
+        let mut entries = Vec::new();
+        while let Some(key) = map.next_key::<YamlKey>()? {
+            entries.push((key.0, map.next_value()?));
+        }
+        Ok(YamlValue::Map(entries))
+    }
+}
+
+/// Mapping keys: any scalar, as text.
+struct YamlKey(String);
+
+impl<'de> Deserialize<'de> for YamlKey {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match YamlValue::deserialize(deserializer)? {
+            YamlValue::Str(s) => Ok(YamlKey(s)),
+            YamlValue::Int(i) => Ok(YamlKey(i.to_string())),
+            YamlValue::Bool(b) => Ok(YamlKey(b.to_string())),
+            YamlValue::Float(f) => Ok(YamlKey(f.to_string())),
+            YamlValue::Null => Ok(YamlKey("null".into())),
+            _ => Err(de::Error::custom("mapping keys must be scalars")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::SourceFile;
+
+    fn spans_of(text: &str, format: Format) -> Vec<(String, String)> {
+        let source = SourceFile::new("t", "t", text);
+        let node = parse(&source, format).unwrap();
+        let entry = &node.get("freezes").unwrap();
+        let Value::Seq(items) = &entry.value else {
+            panic!()
+        };
+        let Value::Map(fields) = &items[0].value else {
+            panic!()
+        };
+        fields
+            .iter()
+            .map(|(k, v)| (k.clone(), text[v.span.clone()].to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn every_format_keeps_value_spans_with_non_ascii_text() {
+        let json = "{\"freezes\": [{\"owner\": \"zoë\", \"expires\": \"2026-10-26\"}]}";
+        let yaml = "freezes:\n  - owner: zoë\n    expires: 2026-10-26\n";
+        let toml = "[[freezes]]\nowner = \"zoë\"\nexpires = 2026-10-26\n";
+        let json_spans = spans_of(json, Format::Json);
+        assert_eq!(json_spans[0], ("owner".into(), "\"zoë\"".into()));
+        assert_eq!(json_spans[1], ("expires".into(), "\"2026-10-26\"".into()));
+        for spans in [spans_of(yaml, Format::Yaml), spans_of(toml, Format::Toml)] {
+            assert!(spans[0].1.contains("zoë"), "{spans:?}");
+            assert!(spans[1].1.contains("2026-10-26"), "{spans:?}");
+        }
+    }
+
+    #[test]
+    fn duplicate_keys_name_both_places() {
+        let text = "{\"a\": 1,\n \"a\": 2}";
+        let source = SourceFile::new("l.json", "l.json", text);
+        let err = parse(&source, Format::Json).unwrap_err();
+        assert!(err.to_string().contains("duplicate key `a`"), "{err}");
+        assert_eq!(err.location(), Some((2, 7)));
+    }
+}

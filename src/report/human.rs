@@ -1,0 +1,124 @@
+//! The human report: one miette diagnostic per violation, labelled on the offending
+//! value, then a summary line.
+
+use std::fmt;
+
+use miette::{
+    Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, SourceCode,
+};
+
+use super::{Report, Violation};
+use crate::engine::policy::Severity;
+
+/// Whether the terminal gets colour: only on a TTY, and never with `NO_COLOR`.
+pub fn use_colour(is_tty: bool) -> bool {
+    is_tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+pub fn handler(colour: bool) -> GraphicalReportHandler {
+    let theme = if colour {
+        GraphicalTheme::unicode()
+    } else {
+        GraphicalTheme::unicode_nocolor()
+    };
+    GraphicalReportHandler::new_themed(theme)
+        .with_links(false)
+        .with_wrap_lines(false)
+}
+
+struct ViolationDiagnostic<'a> {
+    violation: &'a Violation,
+    source: Option<NamedSource<String>>,
+}
+
+impl fmt::Debug for ViolationDiagnostic<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ViolationDiagnostic")
+            .field("code", &self.violation.code)
+            .finish()
+    }
+}
+
+impl fmt::Display for ViolationDiagnostic<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let v = self.violation;
+        match &v.test_id {
+            Some(id) => write!(f, "{} {}: {} ({id})", v.code, v.name, v.message),
+            None => write!(f, "{} {}: {}", v.code, v.name, v.message),
+        }
+    }
+}
+
+impl std::error::Error for ViolationDiagnostic<'_> {}
+
+impl Diagnostic for ViolationDiagnostic<'_> {
+    fn severity(&self) -> Option<miette::Severity> {
+        Some(match self.violation.severity {
+            Severity::Error => miette::Severity::Error,
+            Severity::Warning => miette::Severity::Warning,
+        })
+    }
+
+    fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        Some(Box::new(&self.violation.help))
+    }
+
+    fn source_code(&self) -> Option<&dyn SourceCode> {
+        self.source.as_ref().map(|s| s as &dyn SourceCode)
+    }
+
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
+        let (_, span) = self.violation.location.as_ref()?;
+        let label = match &self.violation.field {
+            Some(field) => format!("{field}: {}", self.violation.name),
+            None => self.violation.name.clone(),
+        };
+        Some(Box::new(std::iter::once(LabeledSpan::new_with_span(
+            Some(label),
+            span.clone(),
+        ))))
+    }
+}
+
+pub fn render(report: &Report, colour: bool) -> String {
+    let handler = handler(colour);
+    let mut out = String::new();
+    for violation in &report.violations {
+        let diagnostic = ViolationDiagnostic {
+            violation,
+            source: violation
+                .location
+                .as_ref()
+                .map(|(source, _)| NamedSource::new(&source.name, source.text.clone())),
+        };
+        let _ = handler.render_report(&mut out, &diagnostic);
+        out.push('\n');
+    }
+    out.push_str(&summary_line(report));
+    out.push('\n');
+    out
+}
+
+pub fn summary_line(report: &Report) -> String {
+    let s = &report.summary;
+    let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+    let verdict = if s.errors > 0 { "failed" } else { "passed" };
+    let mut line = format!(
+        "freezegate: {verdict}: {}, {} in {} ({} checked)",
+        plural(s.errors, "error"),
+        plural(s.warnings, "warning"),
+        plural(s.freezes, "freeze"),
+        plural(s.rules, "rule"),
+    );
+    if !s.not_evaluated.is_empty() {
+        line.push_str(&format!("; not evaluated: {}", s.not_evaluated.join(", ")));
+    }
+    line
+}
+
+/// Renders an exit-2 error the same way as violations.
+pub fn render_error(error: &dyn Diagnostic, colour: bool) -> String {
+    let mut out = String::new();
+    let _ = handler(colour).render_report(&mut out, error);
+    out
+}
