@@ -83,10 +83,6 @@ impl fmt::Display for InputError {
 impl std::error::Error for InputError {}
 
 impl Diagnostic for InputError {
-    fn code<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
-        Some(Box::new("freezegate::input"))
-    }
-
     fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
         self.detail
             .help

@@ -29,7 +29,9 @@ pub enum Target {
         field: Option<String>,
     },
     /// A top-level field of the ledger (`report(code, ledger, "max_window_days", ...)`).
-    Ledger { field: Option<String> },
+    Ledger {
+        field: Option<String>,
+    },
     /// An `[[params.allow_inherited]]` entry in config.
     Allow {
         index: usize,

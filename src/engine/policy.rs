@@ -257,7 +257,8 @@ impl rhai::ModuleResolver for PolicyDirResolver {
         pos: Position,
     ) -> Result<rhai::Shared<Module>, Box<EvalAltResult>> {
         let refuse = |why: &str| -> Box<EvalAltResult> {
-            EvalAltResult::ErrorModuleNotFound(format!("{path} ({why})"), pos).into()
+            EvalAltResult::ErrorRuntime(format!("import \"{path}\" refused: {why}").into(), pos)
+                .into()
         };
         let source = source.unwrap_or("");
         let Some((prefix, dir)) = self

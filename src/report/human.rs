@@ -43,8 +43,10 @@ impl fmt::Display for ViolationDiagnostic<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let v = self.violation;
         match &v.test_id {
-            Some(id) => write!(f, "{} {}: {} ({id})", v.code, v.name, v.message),
-            None => write!(f, "{} {}: {}", v.code, v.name, v.message),
+            Some(id) if !v.message.contains(id.as_str()) => {
+                write!(f, "{} {}: {} ({id})", v.code, v.name, v.message)
+            }
+            _ => write!(f, "{} {}: {}", v.code, v.name, v.message),
         }
     }
 }

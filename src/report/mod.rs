@@ -132,13 +132,13 @@ fn resolve(
                 (Some((ledger.source.clone(), span)), field.clone())
             }
             Target::Ledger { field } => {
-            let span = field
-                .as_deref()
-                .and_then(|f| ledger.root.get(f))
-                .map_or(ledger.root.span.clone(), |n| n.span.clone());
-            (Some((ledger.source.clone(), span)), field.clone())
-        }
-        Target::Allow { index, field } => {
+                let span = field
+                    .as_deref()
+                    .and_then(|f| ledger.root.get(f))
+                    .map_or(ledger.root.span.clone(), |n| n.span.clone());
+                (Some((ledger.source.clone(), span)), field.clone())
+            }
+            Target::Allow { index, field } => {
                 let located = config.source.clone().zip(config.params.as_ref()).and_then(
                     |(source, params)| {
                         let Value::Seq(items) = &params.get("allow_inherited")?.value else {

@@ -1,0 +1,251 @@
+//! A small world of gate inputs written to a temporary directory, and helpers to run
+//! the real binary over it.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use serde_json::{json, Value};
+
+pub const FROZEN: &str = "tests/test_a.py::test_frozen";
+pub const PROPERTY: &str = "tests/props/test_p.py::test_prop";
+pub const OTHER: &str = "tests/test_a.py::test_other";
+
+/// Every input of a passing gate run; tests change one thing and look at the verdict.
+pub struct World {
+    pub ledger: Value,
+    pub ledger_name: String,
+    pub collected: Vec<String>,
+    pub changed: Vec<String>,
+    pub samples: Option<Value>,
+    pub applied: Vec<String>,
+    pub junit: Option<Vec<(String, &'static str)>>,
+    pub today: String,
+    pub config: String,
+    pub target_branch: Option<String>,
+    pub extra_args: Vec<String>,
+    pub files: Vec<(String, String)>,
+}
+
+pub fn entry() -> Value {
+    json!({
+        "test_id": FROZEN,
+        "reason": "upstream rounding change, fix lands next sprint",
+        "owner": "finley",
+        "opened": "2026-11-20",
+        "expires": "2026-12-04",
+        "invariant": "amount never decreases when the period lengthens",
+        "compensating_property": PROPERTY,
+        "reused_property": false
+    })
+}
+
+impl World {
+    pub fn passing() -> World {
+        World {
+            ledger: json!({"schema": 1, "freezes": [entry()]}),
+            ledger_name: "gate/freeze_ledger.json".into(),
+            collected: vec![FROZEN.into(), PROPERTY.into(), OTHER.into()],
+            changed: vec![
+                "tests/props/test_p.py".into(),
+                "gate/freeze_ledger.json".into(),
+            ],
+            samples: Some(json!({"properties": {PROPERTY: {"distinct": 8}}})),
+            applied: vec![FROZEN.into()],
+            junit: Some(vec![
+                (PROPERTY.into(), "passed"),
+                (FROZEN.into(), "skipped"),
+                (OTHER.into(), "passed"),
+            ]),
+            today: "2026-11-30".into(),
+            config: String::new(),
+            target_branch: Some("main".into()),
+            extra_args: Vec::new(),
+            files: Vec::new(),
+        }
+    }
+
+    pub fn entry_mut(&mut self) -> &mut serde_json::Map<String, Value> {
+        self.ledger["freezes"][0].as_object_mut().unwrap()
+    }
+
+    /// Writes the inputs and runs `freezegate check --format json`.
+    pub fn run(&self) -> Verdict {
+        let dir = tempfile::tempdir().unwrap();
+        let out = self.run_in(dir.path(), "json");
+        Verdict::from_output(out)
+    }
+
+    pub fn run_in(&self, dir: &Path, format: &str) -> Output {
+        std::fs::create_dir(dir.join(".git")).ok();
+        let ledger_text = if self.ledger_name.ends_with(".json") {
+            serde_json::to_string_pretty(&self.ledger).unwrap()
+        } else {
+            convert(&self.ledger, &self.ledger_name)
+        };
+        write(dir, &self.ledger_name, &ledger_text);
+        write(
+            dir,
+            "freezegate.toml",
+            &format!("ledger = \"{}\"\n{}", self.ledger_name, self.config),
+        );
+        write(
+            dir,
+            "gate/collected.txt",
+            &(self.collected.join("\n") + "\n"),
+        );
+        write(dir, "gate/changed.txt", &(self.changed.join("\n") + "\n"));
+        write(
+            dir,
+            "gate/skipped.json",
+            &serde_json::to_string(&self.applied).unwrap(),
+        );
+        for (name, text) in &self.files {
+            write(dir, name, text);
+        }
+        let mut args: Vec<String> = vec![
+            "check".into(),
+            "--format".into(),
+            format.into(),
+            "--today".into(),
+            self.today.clone(),
+            "--collected".into(),
+            "gate/collected.txt".into(),
+            "--changed".into(),
+            "gate/changed.txt".into(),
+            "--applied-skips".into(),
+            "gate/skipped.json".into(),
+        ];
+        if let Some(samples) = &self.samples {
+            write(dir, "gate/samples.json", &samples.to_string());
+            args.extend(["--samples".into(), "gate/samples.json".into()]);
+        }
+        if let Some(cases) = &self.junit {
+            write(dir, "gate/junit.xml", &junit_xml(cases));
+            args.extend(["--junit".into(), "gate/junit.xml".into()]);
+        }
+        if let Some(branch) = &self.target_branch {
+            args.extend(["--target-branch".into(), branch.clone()]);
+        }
+        args.extend(self.extra_args.iter().cloned());
+        freezegate(dir).args(&args).output().unwrap()
+    }
+}
+
+pub fn freezegate(dir: &Path) -> std::process::Command {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_freezegate"));
+    command.current_dir(dir).env("NO_COLOR", "1");
+    command
+}
+
+pub fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// The same ledger written as YAML or TOML.
+pub fn convert(ledger: &Value, name: &str) -> String {
+    if name.ends_with(".toml") {
+        let mut out = format!("schema = {}\n", ledger["schema"]);
+        if let Some(m) = ledger.get("max_window_days") {
+            out.push_str(&format!("max_window_days = {m}\n"));
+        }
+        for entry in ledger["freezes"].as_array().unwrap() {
+            out.push_str("\n[[freezes]]\n");
+            for (k, v) in entry.as_object().unwrap() {
+                out.push_str(&format!("{k} = {}\n", v));
+            }
+        }
+        out
+    } else {
+        let mut out = format!("schema: {}\n", ledger["schema"]);
+        if let Some(m) = ledger.get("max_window_days") {
+            out.push_str(&format!("max_window_days: {m}\n"));
+        }
+        out.push_str("freezes:\n");
+        for entry in ledger["freezes"].as_array().unwrap() {
+            let mut first = true;
+            for (k, v) in entry.as_object().unwrap() {
+                out.push_str(if first { "  - " } else { "    " });
+                out.push_str(&format!("{k}: {v}\n"));
+                first = false;
+            }
+        }
+        out
+    }
+}
+
+pub fn junit_xml(cases: &[(String, &str)]) -> String {
+    let mut xml = String::from("<?xml version=\"1.0\" encoding=\"utf-8\"?><testsuites name=\"pytest tests\"><testsuite name=\"pytest\">\n");
+    for (id, outcome) in cases {
+        let (file, rest) = id.split_once("::").unwrap();
+        let classname = file.trim_end_matches(".py").replace('/', ".");
+        let body = match *outcome {
+            "failed" => "<failure message=\"boom\">boom</failure>",
+            "error" => "<error message=\"boom\">boom</error>",
+            "skipped" => "<skipped message=\"frozen\">frozen</skipped>",
+            _ => "",
+        };
+        xml.push_str(&format!(
+            "<testcase classname=\"{classname}\" name=\"{rest}\" time=\"0.01\">{body}</testcase>\n"
+        ));
+    }
+    xml.push_str("</testsuite></testsuites>\n");
+    xml
+}
+
+#[derive(Debug)]
+pub struct Verdict {
+    pub code: i32,
+    pub json: Value,
+    pub stderr: String,
+}
+
+impl Verdict {
+    pub fn from_output(out: Output) -> Verdict {
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        let code = out.status.code().unwrap_or(-1);
+        let json = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!(
+                "exit {code}: stdout is not JSON ({e}): {}\nstderr: {stderr}",
+                String::from_utf8_lossy(&out.stdout)
+            )
+        });
+        Verdict { code, json, stderr }
+    }
+
+    pub fn codes(&self) -> Vec<String> {
+        let mut codes: Vec<String> = self
+            .violations()
+            .iter()
+            .map(|v| v["code"].as_str().unwrap().to_string())
+            .collect();
+        codes.sort();
+        codes
+    }
+
+    pub fn violations(&self) -> Vec<Value> {
+        self.json["violations"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// The one violation with this code (panics if there is not exactly one).
+    pub fn one(&self, code: &str) -> Value {
+        let found: Vec<Value> = self
+            .violations()
+            .into_iter()
+            .filter(|v| v["code"] == code)
+            .collect();
+        assert_eq!(
+            found.len(),
+            1,
+            "expected one {code}, got {:#?}",
+            self.violations()
+        );
+        found.into_iter().next().unwrap()
+    }
+}
