@@ -97,10 +97,18 @@ pub struct CheckArgs {
     pub verbose: bool,
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RulesFormat {
+    Human,
+    Json,
+    /// The decision table as Markdown (the README's rule table is this output).
+    Markdown,
+}
+
 #[derive(Debug, Args)]
 pub struct RulesArgs {
-    #[arg(long, value_enum, default_value_t = ReportFormat::Human)]
-    pub format: ReportFormat,
+    #[arg(long, value_enum, default_value_t = RulesFormat::Human)]
+    pub format: RulesFormat,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use crate::cli::{ReportFormat, RulesArgs};
+use crate::cli::{RulesArgs, RulesFormat};
 use crate::commands::{check::Gate, EXIT_PASS};
 use crate::engine::selection::Selection;
 use crate::error::InputError;
@@ -27,11 +27,12 @@ pub fn list(cwd: &Path, config_path: Option<&Path>, args: &RulesArgs) -> Result<
         })
         .collect();
     match args.format {
-        ReportFormat::Json => println!(
+        RulesFormat::Markdown => print!("{}", markdown_table(&gate.pack)),
+        RulesFormat::Json => println!(
             "{}",
             serde_json::to_string_pretty(&rows).expect("rules serialize")
         ),
-        ReportFormat::Human => {
+        RulesFormat::Human => {
             let width = gate
                 .pack
                 .rules
@@ -52,6 +53,25 @@ pub fn list(cwd: &Path, config_path: Option<&Path>, args: &RulesArgs) -> Result<
         }
     }
     Ok(EXIT_PASS)
+}
+
+/// The decision table: rule, when it fires, default severity, how to clear it.
+pub fn markdown_table(pack: &crate::engine::policy::Pack) -> String {
+    let mut out = String::from(
+        "| Code | Name | Fires when | Default | How to clear it |\n|---|---|---|---|---|\n",
+    );
+    for rule in &pack.rules {
+        let cell = |s: &str| s.replace('|', "\\|");
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {} |\n",
+            rule.code,
+            rule.name,
+            cell(&rule.summary),
+            rule.severity.as_str(),
+            cell(&rule.help)
+        ));
+    }
+    out
 }
 
 pub fn explain(cwd: &Path, config_path: Option<&Path>, code: &str) -> Result<u8, InputError> {
