@@ -13,6 +13,8 @@ pub struct SourceFile {
     pub name: String,
     pub path: PathBuf,
     pub text: String,
+    /// Byte offset of every line start, built on first use.
+    line_starts: std::sync::OnceLock<Vec<usize>>,
 }
 
 pub type Source = Arc<SourceFile>;
@@ -27,6 +29,7 @@ impl SourceFile {
             name: name.into(),
             path: path.into(),
             text: text.into(),
+            line_starts: std::sync::OnceLock::new(),
         })
     }
 
@@ -41,7 +44,15 @@ impl SourceFile {
 
     /// 1-based line and column (in characters) of a byte offset.
     pub fn line_col(&self, offset: usize) -> (usize, usize) {
-        line_col(&self.text, offset)
+        let starts = self.line_starts.get_or_init(|| {
+            std::iter::once(0)
+                .chain(self.text.match_indices('\n').map(|(i, _)| i + 1))
+                .collect()
+        });
+        let offset = floor_char_boundary(&self.text, offset.min(self.text.len()));
+        let line = starts.partition_point(|&start| start <= offset);
+        let line_start = starts[line - 1];
+        (line, self.text[line_start..offset].chars().count() + 1)
     }
 
     /// Byte offset of a 1-based line and 1-based character column, clamped to the text.
@@ -119,6 +130,19 @@ mod tests {
         let x = text.find('x').unwrap();
         assert_eq!(line_col(text, x), (2, 8));
         assert_eq!(offset_of(text, 2, 8), x);
+    }
+
+    #[test]
+    fn indexed_line_col_matches_the_scan() {
+        let text = "ab\n\nçd\r\nxyz";
+        let file = SourceFile::new("f", "f", text);
+        for offset in 0..=text.len() {
+            assert_eq!(
+                file.line_col(offset),
+                line_col(text, offset),
+                "offset {offset}"
+            );
+        }
     }
 
     #[test]

@@ -80,6 +80,13 @@ fn git(repo_root: &Path, args: &[&str]) -> Result<Output, InputError> {
 
 /// `git diff --name-only REF...HEAD` from the repository root (renames under the new name).
 pub fn changed_since(base: &str, repo_root: &Path) -> Result<Vec<String>, InputError> {
+    // Outside a repository `git diff` falls back to --no-index mode and prints its usage.
+    let probe = git(repo_root, &["rev-parse", "--git-dir"])?;
+    if !probe.status.success() {
+        let stderr = String::from_utf8_lossy(&probe.stderr).trim().to_string();
+        return Err(InputError::usage(format!("--base {base}: {stderr}"))
+            .with_help("run freezegate inside the repository, or pass --changed FILE"));
+    }
     let range = format!("{base}...HEAD");
     let output = git(
         repo_root,
