@@ -7,7 +7,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 #[derive(Debug, Parser)]
 #[command(
     name = "freezegate",
-    version,
+    version = crate::VERSION_LINE,
     about = "Keeps skipped tests honest: every freeze is a reviewed ledger entry with an owner, an expiry and a compensating property test.",
     after_help = "Examples:\n  freezegate check --collected gate/collected.txt --changed gate/changed.txt --samples .hypothesis/observed --applied-skips gate/skipped.json\n  freezegate check --collect --base origin/main --samples .hypothesis/observed --junit gate/junit.xml --applied-skips gate/skipped.json\n  freezegate explain FZ103\n  freezegate skips --format deselect"
 )]
@@ -34,12 +34,54 @@ pub enum Command {
     },
     /// Print the skip set derived from the ledger at this commit.
     Skips(SkipsArgs),
+    /// Scaffold freezegate.toml, an empty ledger and a copy of the default pack.
+    Init,
+    /// Add, renew or remove a freeze in the ledger (validated, written atomically).
+    Freeze(FreezeArgs),
+    /// Print shell completions.
+    Completions(CompletionsArgs),
+    /// Run policy fixture cases: each folder with a case.toml must report exactly the
+    /// violations it expects.
+    Test(TestArgs),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ReportFormat {
-    Human,
-    Json,
+#[derive(Debug, Args)]
+pub struct TestArgs {
+    /// The suite: a folder of cases (default: policies/tests).
+    #[arg(value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// Run the cases against this policy directory instead of their configured policies
+    /// (e.g. a modified copy of the pack).
+    #[arg(long, value_name = "DIR")]
+    pub policies: Option<PathBuf>,
+    /// Show each case's inputs and every violation it got.
+    #[arg(long, short)]
+    pub verbose: bool,
+}
+
+pub use crate::report::Format as ReportFormat;
+
+/// `FORMAT=PATH` for `--report`.
+#[derive(Debug, Clone)]
+pub struct ReportTarget {
+    pub format: ReportFormat,
+    pub path: PathBuf,
+}
+
+fn parse_report_target(value: &str) -> Result<ReportTarget, String> {
+    let (format, path) = value
+        .split_once('=')
+        .ok_or_else(|| format!("expected FORMAT=PATH, e.g. sarif=gate/out.sarif, got `{value}`"))?;
+    let format = <ReportFormat as ValueEnum>::from_str(format, true).map_err(|_| {
+        format!("unknown report format `{format}`: human, json, sarif, github, junit or markdown")
+    })?;
+    if path.is_empty() {
+        return Err("the report path is empty".into());
+    }
+    Ok(ReportTarget {
+        format,
+        path: PathBuf::from(path),
+    })
 }
 
 #[derive(Debug, Args)]
@@ -89,6 +131,10 @@ pub struct CheckArgs {
     /// Write the report to this file instead of standard output.
     #[arg(long, value_name = "PATH")]
     pub output: Option<PathBuf>,
+    /// Also write a report in another format, from the same run (repeatable), e.g.
+    /// `--report sarif=gate/out.sarif --report markdown=$GITHUB_STEP_SUMMARY`.
+    #[arg(long = "report", value_name = "FORMAT=PATH", value_parser = parse_report_target)]
+    pub reports: Vec<ReportTarget>,
     /// Show which scripts ran, how long each took and how many violations each reported.
     #[arg(long)]
     pub trace: bool,
@@ -103,6 +149,59 @@ pub enum RulesFormat {
     Json,
     /// The decision table as Markdown (the README's rule table is this output).
     Markdown,
+}
+
+#[derive(Debug, Args)]
+pub struct FreezeArgs {
+    /// The freeze ledger (default: from config).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub ledger: Option<PathBuf>,
+    /// The date the window starts (default: today, UTC).
+    #[arg(long, global = true, value_name = "YYYY-MM-DD")]
+    pub today: Option<String>,
+    #[command(subcommand)]
+    pub action: FreezeAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum FreezeAction {
+    /// Freeze a test: opened today, expiring after the window.
+    #[command(
+        after_help = "Example:\n  freezegate freeze add tests/test_billing.py::test_rounding --owner finley \\\n    --reason 'BILL-412: rounding moves to half-even' --invariant 'never overcharges' \\\n    --property tests/props/test_billing_props.py::test_never_overcharges"
+    )]
+    Add {
+        test_id: String,
+        #[arg(long)]
+        owner: String,
+        #[arg(long)]
+        reason: String,
+        #[arg(long)]
+        invariant: String,
+        /// The compensating property's node id (repeat for several).
+        #[arg(long, required = true)]
+        property: Vec<String>,
+        /// The property already existed and guards the invariant (not part of this patch).
+        #[arg(long)]
+        reused: bool,
+        /// Window length in days (default: max_window_days).
+        #[arg(long)]
+        days: Option<i64>,
+    },
+    /// Give a frozen test a fresh window from today.
+    Renew {
+        test_id: String,
+        #[arg(long)]
+        days: Option<i64>,
+    },
+    /// Remove a freeze (the test runs again).
+    Remove { test_id: String },
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to generate completions for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(Debug, Args)]

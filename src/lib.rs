@@ -10,3 +10,11 @@ pub mod error;
 pub mod inputs;
 pub mod report;
 pub mod source;
+
+/// What `freezegate --version` prints after the name: the package version and, when
+/// known, the commit it was built from and that commit's date (`0.1.0 (1a2b3c4
+/// 2026-11-30)`). Set by `build.rs`.
+pub const VERSION_LINE: &str = env!("FREEZEGATE_VERSION_LINE");
+
+/// The short hash of the commit this binary was built from, when known (`build.rs`).
+pub const COMMIT: Option<&str> = option_env!("FREEZEGATE_COMMIT");

@@ -4,7 +4,7 @@ use std::io::IsTerminal;
 use std::path::Path;
 use std::time::Instant;
 
-use crate::cli::{CheckArgs, ReportFormat};
+use crate::cli::CheckArgs;
 use crate::commands::{cli_input, emit, EXIT_PASS, EXIT_VIOLATIONS};
 use crate::config::{Config, PolicySpec};
 use crate::engine::bindings::Date;
@@ -17,7 +17,7 @@ use crate::inputs::junit::Results;
 use crate::inputs::ledger::Ledger;
 use crate::inputs::samples::Samples;
 use crate::inputs::{read_merged, tools, Facts, InputPath};
-use crate::report::{human, json, Report};
+use crate::report::{human, Report};
 
 /// The loaded policy pack with the engine that compiled it.
 pub struct Gate {
@@ -43,7 +43,8 @@ impl Gate {
                 })
                 .collect(),
         };
-        let engine = ScriptEngine::new(&config.limits, config.pytest_root_in_repo(), resolver);
+        let mut engine = ScriptEngine::new(&config.limits, config.pytest_root_in_repo(), resolver);
+        engine.set_owners(crate::inputs::owners::Owners::from_config(&config)?);
         let pack = policy::load(engine.engine(), &config.policies, &config.repo_root)?;
         Ok(Gate {
             config,
@@ -69,9 +70,7 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &CheckArgs) -> Result<u
         );
     }
     let facts = gather(cwd, &gate.config, args)?;
-    let evaluation =
-        gate.engine
-            .evaluate(&gate.pack, &facts, gate.config.params.as_ref(), &selection)?;
+    let (evaluation, report) = judge(&gate, &facts, &selection)?;
     if args.trace {
         for (script, elapsed, count) in &evaluation.timings {
             eprintln!(
@@ -80,22 +79,16 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &CheckArgs) -> Result<u
             );
         }
     }
-    let report = Report::build(
-        &evaluation,
-        &gate.pack,
-        &selection,
-        &facts.ledger,
-        &gate.config,
-    );
-    let text = match args.format {
-        ReportFormat::Human => {
-            let colour =
-                args.output.is_none() && human::use_colour(std::io::stdout().is_terminal());
-            human::render(&report, colour)
-        }
-        ReportFormat::Json => json::render(&report),
-    };
-    emit(&text, args.output.as_deref(), cwd)?;
+    for target in &args.reports {
+        let text = target.format.render(&report, false);
+        crate::commands::write_atomic(&cwd.join(&target.path), text.as_bytes())?;
+    }
+    let colour = args.output.is_none() && human::use_colour(std::io::stdout().is_terminal());
+    emit(
+        &args.format.render(&report, colour),
+        args.output.as_deref(),
+        cwd,
+    )?;
     if args.verbose {
         eprintln!(
             "checked in {:.1} ms",
@@ -107,6 +100,27 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &CheckArgs) -> Result<u
     } else {
         EXIT_PASS
     })
+}
+
+/// Runs the enabled rules over the facts and resolves what they reported: the one
+/// evaluation both `check` (which prints it) and `test` (which compares it with a
+/// fixture's expectations) use.
+pub fn judge(
+    gate: &Gate,
+    facts: &Facts,
+    selection: &Selection,
+) -> Result<(crate::engine::Evaluation, Report), InputError> {
+    let evaluation =
+        gate.engine
+            .evaluate(&gate.pack, facts, gate.config.params.as_ref(), selection)?;
+    let report = Report::build(
+        &evaluation,
+        &gate.pack,
+        selection,
+        &facts.ledger,
+        &gate.config,
+    );
+    Ok((evaluation, report))
 }
 
 /// Loads every input that was given; inputs not given stay `None` for `require`.

@@ -1,8 +1,11 @@
 //! The subcommands. Each returns its exit code; errors are rendered here (exit 2).
 
 pub mod check;
+pub mod freeze;
+pub mod init;
 pub mod rules;
 pub mod skips;
+pub mod test;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -51,6 +54,19 @@ pub fn run(cli: Cli) -> Result<u8, InputError> {
         Command::Rules(args) => rules::list(&cwd, config_path.as_deref(), &args),
         Command::Explain { code } => rules::explain(&cwd, config_path.as_deref(), &code),
         Command::Skips(args) => skips::run(&cwd, config_path.as_deref(), &args),
+        Command::Init => init::run(&cwd),
+        Command::Freeze(args) => freeze::run(&cwd, config_path.as_deref(), &args),
+        Command::Test(args) => test::run(&cwd, config_path.as_deref(), &args),
+        Command::Completions(args) => {
+            use clap::CommandFactory;
+            clap_complete::generate(
+                args.shell,
+                &mut Cli::command(),
+                "freezegate",
+                &mut std::io::stdout(),
+            );
+            Ok(EXIT_PASS)
+        }
     }
 }
 

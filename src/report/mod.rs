@@ -1,13 +1,17 @@
 //! What the scripts reported, resolved to rules, severities and places in files, and
 //! written in each output format.
 
+pub mod github;
 pub mod human;
 pub mod json;
+pub mod junit;
+pub mod markdown;
+pub mod sarif;
 
 use serde::Serialize;
 
 use crate::config::Config;
-use crate::engine::policy::{Pack, Severity};
+use crate::engine::policy::{Pack, RuleMeta, Severity};
 use crate::engine::selection::Selection;
 use crate::engine::{Evaluation, RawReport, Target};
 use crate::inputs::ledger::Ledger;
@@ -53,6 +57,46 @@ pub struct Report {
     pub summary: Summary,
     pub rules: Vec<RuleCount>,
     pub violations: Vec<Violation>,
+    /// Metadata of every enabled rule (SARIF and JUnit describe each one).
+    #[serde(skip)]
+    pub meta: Vec<RuleMeta>,
+    /// The ledger's freezes, for summaries.
+    #[serde(skip)]
+    pub freezes: Vec<FreezeRow>,
+}
+
+/// One freeze as summaries show it.
+#[derive(Debug, Clone, Default)]
+pub struct FreezeRow {
+    pub test_id: String,
+    pub owner: String,
+    pub team: String,
+    pub opened: String,
+    pub expires: String,
+}
+
+/// The output formats of `check`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Human,
+    Json,
+    Sarif,
+    Github,
+    Junit,
+    Markdown,
+}
+
+impl Format {
+    pub fn render(self, report: &Report, colour: bool) -> String {
+        match self {
+            Format::Human => human::render(report, colour),
+            Format::Json => json::render(report),
+            Format::Sarif => sarif::render(report),
+            Format::Github => github::render(report),
+            Format::Junit => junit::render(report),
+            Format::Markdown => markdown::render(report),
+        }
+    }
 }
 
 impl Report {
@@ -89,6 +133,33 @@ impl Report {
             })
             .collect();
         let count = |s: Severity| violations.iter().filter(|v| v.severity == s).count();
+        let meta = pack
+            .rules
+            .iter()
+            .filter(|r| selection.is_enabled(&r.code))
+            .map(|r| RuleMeta {
+                severity: selection.severity(&r.code).unwrap_or(r.severity),
+                ..r.clone()
+            })
+            .collect();
+        let text = |entry: &crate::inputs::ledger::Entry, field: &str| {
+            entry
+                .field(field)
+                .and_then(|n| n.as_str())
+                .unwrap_or("")
+                .to_string()
+        };
+        let freezes = ledger
+            .entries
+            .iter()
+            .map(|e| FreezeRow {
+                test_id: text(e, "test_id"),
+                owner: text(e, "owner"),
+                team: text(e, "team"),
+                opened: text(e, "opened"),
+                expires: text(e, "expires"),
+            })
+            .collect();
         Report {
             version: 1,
             summary: Summary {
@@ -100,12 +171,32 @@ impl Report {
             },
             rules,
             violations,
+            meta,
+            freezes,
         }
     }
 
     /// Exit code: 1 when an error (or, with `deny_warnings`, a warning) was reported.
     pub fn failed(&self, deny_warnings: bool) -> bool {
         self.summary.errors > 0 || deny_warnings && self.summary.warnings > 0
+    }
+}
+
+impl Violation {
+    /// End of the offending value as (line, column), when known.
+    pub fn end(&self) -> Option<(usize, usize)> {
+        self.location
+            .as_ref()
+            .map(|(source, span)| source.line_col(span.end))
+    }
+
+    /// `file:line:column` or `-`.
+    pub fn place(&self) -> String {
+        match (&self.file, self.line, self.column) {
+            (Some(file), Some(line), Some(column)) => format!("{file}:{line}:{column}"),
+            (Some(file), _, _) => file.clone(),
+            _ => "-".into(),
+        }
     }
 }
 

@@ -249,3 +249,18 @@ impl Verdict {
         found.into_iter().next().unwrap()
     }
 }
+
+/// The pinned virtualenv's Python (made by `.ci/python-env`); panics with the fix when
+/// it is missing, so a test that needs Python never passes without it.
+pub fn venv_python() -> PathBuf {
+    let venv = std::env::var_os("FREEZEGATE_VENV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv"));
+    let python = venv.join("bin/python");
+    assert!(
+        python.exists(),
+        "{} is missing: run `bash .ci/python-env` (it creates the pinned virtualenv the tests use)",
+        python.display()
+    );
+    python
+}

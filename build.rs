@@ -1,0 +1,110 @@
+//! Stamps the commit this binary was built from into `freezegate --version`.
+//!
+//! Emits `FREEZEGATE_VERSION_LINE` (what `--version` prints after the name: `0.1.0` or
+//! `0.1.0 (1a2b3c4 2026-11-30)`) and, when the commit is known, `FREEZEGATE_COMMIT`.
+//! The commit is known when this crate is the top level of a git work tree and `git`
+//! runs; a packager building from the sdist or a crate tarball (no `.git`) may set
+//! `FREEZEGATE_COMMIT` (and `FREEZEGATE_COMMIT_DATE`) in the environment instead.
+//! Nothing here fails the build: no git, no `.git`, or another repository around the
+//! sources (say a home directory kept in git) just means no commit in the version.
+
+use std::env;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn main() {
+    println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-env-changed=FREEZEGATE_COMMIT");
+    println!("cargo:rerun-if-env-changed=FREEZEGATE_COMMIT_DATE");
+
+    let version = env::var("CARGO_PKG_VERSION").unwrap_or_default();
+    let manifest_dir = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default());
+
+    let from_env = env::var("FREEZEGATE_COMMIT")
+        .ok()
+        .filter(|c| is_commit(c))
+        .map(|c| {
+            (
+                c,
+                env::var("FREEZEGATE_COMMIT_DATE")
+                    .ok()
+                    .filter(|d| is_date(d)),
+            )
+        });
+    let commit = from_env.or_else(|| from_git(&manifest_dir));
+
+    let line = match &commit {
+        Some((hash, Some(date))) => format!("{version} ({hash} {date})"),
+        Some((hash, None)) => format!("{version} ({hash})"),
+        None => version,
+    };
+    if let Some((hash, _)) = &commit {
+        println!("cargo:rustc-env=FREEZEGATE_COMMIT={hash}");
+    }
+    println!("cargo:rustc-env=FREEZEGATE_VERSION_LINE={line}");
+}
+
+/// The short hash and commit date of HEAD, when the manifest directory is the top of a
+/// git work tree. Also asks cargo to rerun this script when HEAD moves.
+fn from_git(manifest_dir: &Path) -> Option<(String, Option<String>)> {
+    let toplevel = git(manifest_dir, &["rev-parse", "--show-toplevel"])?;
+    if !same_dir(Path::new(&toplevel), manifest_dir) {
+        return None;
+    }
+    // HEAD itself, the branch it points at (loose or packed): any commit or checkout
+    // changes one of them. `--git-path` resolves them for linked work trees too.
+    let mut watched = vec!["HEAD".to_string(), "packed-refs".to_string()];
+    if let Some(head_ref) = git(manifest_dir, &["symbolic-ref", "-q", "HEAD"]) {
+        watched.push(head_ref);
+    }
+    for name in watched {
+        if let Some(path) = git(manifest_dir, &["rev-parse", "--git-path", &name]) {
+            let path = manifest_dir.join(path);
+            if path.exists() {
+                println!("cargo:rerun-if-changed={}", path.display());
+            }
+        }
+    }
+    let hash = git(manifest_dir, &["rev-parse", "--short", "HEAD"]).filter(|h| is_commit(h))?;
+    let date = git(manifest_dir, &["log", "-1", "--format=%cs", "HEAD"]).filter(|d| is_date(d));
+    Some((hash, date))
+}
+
+/// Runs git in `dir`; its trimmed stdout on success, `None` on any failure.
+fn git(dir: &Path, args: &[&str]) -> Option<String> {
+    let output = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .output()
+        .ok()?;
+    if !output.status.success() {
+        return None;
+    }
+    let text = String::from_utf8(output.stdout).ok()?;
+    let text = text.trim();
+    (!text.is_empty()).then(|| text.to_string())
+}
+
+fn same_dir(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+fn is_commit(s: &str) -> bool {
+    (4..=40).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+fn is_date(s: &str) -> bool {
+    s.len() == 10
+        && s.bytes().enumerate().all(|(i, b)| {
+            if i == 4 || i == 7 {
+                b == b'-'
+            } else {
+                b.is_ascii_digit()
+            }
+        })
+}

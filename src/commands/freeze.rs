@@ -1,0 +1,343 @@
+//! `freezegate freeze add|renew|remove`: edit the ledger in its own format, validate the
+//! edited entry with the same rules as `check`, and write atomically.
+
+use std::path::Path;
+
+use serde_json::{json, Map as JsonMap, Value as Json};
+
+use crate::cli::{FreezeAction, FreezeArgs};
+use crate::commands::check::Gate;
+use crate::commands::{cli_input, write_atomic, EXIT_PASS, EXIT_VIOLATIONS};
+use crate::engine::bindings::Date;
+use crate::engine::selection::Selection;
+use crate::error::InputError;
+use crate::inputs::ledger::Ledger;
+use crate::inputs::tree::Format;
+use crate::inputs::Facts;
+use crate::report::{human, Report};
+use crate::source::SourceFile;
+
+const DEFAULT_WINDOW: i64 = 14;
+
+pub fn run(cwd: &Path, config_path: Option<&Path>, args: &FreezeArgs) -> Result<u8, InputError> {
+    let gate = Gate::load(cwd, config_path)?;
+    let ledger_input = match &args.ledger {
+        Some(path) => cli_input(cwd, path, &gate.config.repo_root),
+        None => crate::inputs::InputPath {
+            name: crate::config::display_path(&gate.config.ledger, &gate.config.repo_root),
+            path: gate.config.ledger.clone(),
+        },
+    };
+    let ledger = Ledger::load(&ledger_input.path, &ledger_input.name)?;
+    let today = match &args.today {
+        Some(text) => Date::parse(text).ok_or_else(|| {
+            InputError::usage(format!("--today `{text}` is not a real YYYY-MM-DD date"))
+        })?,
+        None => Date(
+            jiff::Timestamp::now()
+                .to_zoned_datetime(jiff::tz::TimeZone::UTC)
+                .date(),
+        ),
+    };
+    let max_window = gate
+        .config
+        .params
+        .as_ref()
+        .and_then(|p| p.get("max_window_days"))
+        .and_then(|n| match n.value {
+            crate::inputs::tree::Value::Int(i) => Some(i),
+            _ => None,
+        })
+        .or(ledger.max_window_days)
+        .unwrap_or(DEFAULT_WINDOW);
+    let window = |days: Option<i64>| -> Result<(String, String), InputError> {
+        let days = days.unwrap_or(max_window);
+        if days < 0 {
+            return Err(InputError::usage("--days must not be negative"));
+        }
+        let expires = today
+            .0
+            .checked_add(jiff::Span::new().days(days))
+            .map_err(|e| InputError::usage(format!("--days {days}: {e}")))?;
+        Ok((today.to_string(), expires.to_string()))
+    };
+    let position = |id: &str| ledger.entries.iter().position(|e| e.test_id() == Some(id));
+
+    let (edit, test_id) = match &args.action {
+        FreezeAction::Add {
+            test_id,
+            owner,
+            reason,
+            invariant,
+            property,
+            reused,
+            days,
+        } => {
+            if position(test_id).is_some() {
+                return Err(InputError::new(
+                    &ledger.source.name,
+                    format!("{test_id} is already frozen"),
+                )
+                .with_help("use `freezegate freeze renew` to give it a fresh window"));
+            }
+            let (opened, expires) = window(*days)?;
+            let property = match property.as_slice() {
+                [one] => json!(one),
+                many => json!(many),
+            };
+            let entry = json!({
+                "test_id": test_id, "reason": reason, "owner": owner,
+                "opened": opened, "expires": expires, "invariant": invariant,
+                "compensating_property": property, "reused_property": reused,
+            });
+            (Edit::Add(entry), test_id.clone())
+        }
+        FreezeAction::Renew { test_id, days } => {
+            let index = position(test_id).ok_or_else(|| not_frozen(&ledger, test_id))?;
+            let (opened, expires) = window(*days)?;
+            (
+                Edit::Renew {
+                    index,
+                    opened,
+                    expires,
+                },
+                test_id.clone(),
+            )
+        }
+        FreezeAction::Remove { test_id } => {
+            let index = position(test_id).ok_or_else(|| not_frozen(&ledger, test_id))?;
+            (Edit::Remove(index), test_id.clone())
+        }
+    };
+
+    let text = apply(&ledger, &edit)?;
+    let edited = Ledger::parse(
+        SourceFile::new(&ledger.source.name, &ledger.source.path, text.clone()),
+        ledger.format,
+    )
+    .map_err(|e| {
+        InputError::new(
+            &ledger.source.name,
+            format!("the edit would not parse ({e}); nothing was written"),
+        )
+    })?;
+    if edited.entries.len() + usize::from(matches!(edit, Edit::Remove(_)))
+        != ledger.entries.len() + usize::from(matches!(edit, Edit::Add(_)))
+    {
+        return Err(InputError::new(
+            &ledger.source.name,
+            "the edit would lose entries; nothing was written",
+        ));
+    }
+    if !matches!(edit, Edit::Remove(_)) {
+        let report = validate(&gate, edited, today, &test_id)?;
+        if report.failed(false) {
+            print!("{}", human::render(&report, false));
+            eprintln!("freezegate: {} was not changed", ledger.source.name);
+            return Ok(EXIT_VIOLATIONS);
+        }
+    }
+    write_atomic(&ledger.source.path, text.as_bytes())?;
+    let verb = match edit {
+        Edit::Add(_) => "froze",
+        Edit::Renew { .. } => "renewed",
+        Edit::Remove(_) => "removed the freeze of",
+    };
+    println!("{verb} {test_id} in {}", ledger.source.name);
+    Ok(EXIT_PASS)
+}
+
+fn not_frozen(ledger: &Ledger, test_id: &str) -> InputError {
+    InputError::new(&ledger.source.name, format!("{test_id} is not frozen"))
+        .with_help("`freezegate skips --format lines` lists the frozen tests")
+}
+
+/// Runs the ledger-only rules (FZ1xx) and keeps what concerns the edited test.
+fn validate(gate: &Gate, ledger: Ledger, today: Date, test_id: &str) -> Result<Report, InputError> {
+    let selection = Selection::new(&gate.pack, &gate.config, &["FZ1".to_string()], &[])?;
+    let facts = Facts {
+        ledger,
+        collected: None,
+        changed: None,
+        samples: None,
+        applied_skips: None,
+        results: None,
+        today: today.0,
+        target_branch: None,
+        pytest_root: gate.config.pytest_root_in_repo(),
+    };
+    let evaluation =
+        gate.engine
+            .evaluate(&gate.pack, &facts, gate.config.params.as_ref(), &selection)?;
+    let mut report = Report::build(
+        &evaluation,
+        &gate.pack,
+        &selection,
+        &facts.ledger,
+        &gate.config,
+    );
+    report
+        .violations
+        .retain(|v| v.test_id.as_deref() == Some(test_id));
+    report.summary.errors = report
+        .violations
+        .iter()
+        .filter(|v| v.severity == crate::engine::policy::Severity::Error)
+        .count();
+    report.summary.warnings = report.violations.len() - report.summary.errors;
+    Ok(report)
+}
+
+enum Edit {
+    Add(Json),
+    Renew {
+        index: usize,
+        opened: String,
+        expires: String,
+    },
+    Remove(usize),
+}
+
+/// The ledger text after the edit, in the ledger's own format.
+fn apply(ledger: &Ledger, edit: &Edit) -> Result<String, InputError> {
+    match ledger.format {
+        Format::Json => {
+            let mut doc: Json = serde_json::from_str(&ledger.source.text)
+                .map_err(|e| InputError::new(&ledger.source.name, e.to_string()))?;
+            edit_json(&mut doc, edit);
+            Ok(serde_json::to_string_pretty(&doc).expect("JSON serializes") + "\n")
+        }
+        Format::Yaml => {
+            if ledger.source.text.contains('#') {
+                return Err(InputError::new(&ledger.source.name, "has comments, which rewriting YAML would lose; nothing was written")
+                    .with_help("edit the YAML ledger by hand, or keep the ledger as JSON or TOML (comments kept) to use `freezegate freeze`"));
+            }
+            let mut doc: Json = serde_saphyr::from_str(&ledger.source.text)
+                .map_err(|e| InputError::new(&ledger.source.name, e.to_string()))?;
+            edit_json(&mut doc, edit);
+            serde_saphyr::to_string(&doc)
+                .map_err(|e| InputError::new(&ledger.source.name, e.to_string()))
+        }
+        Format::Toml => edit_toml(ledger, edit),
+    }
+}
+
+fn edit_json(doc: &mut Json, edit: &Edit) {
+    let freezes = doc["freezes"]
+        .as_array_mut()
+        .expect("a parsed ledger has a freezes list");
+    match edit {
+        Edit::Add(entry) => freezes.push(entry.clone()),
+        Edit::Renew {
+            index,
+            opened,
+            expires,
+        } => {
+            let entry: &mut JsonMap<String, Json> =
+                freezes[*index].as_object_mut().expect("entries are tables");
+            entry.insert("opened".into(), json!(opened));
+            entry.insert("expires".into(), json!(expires));
+        }
+        Edit::Remove(index) => {
+            freezes.remove(*index);
+        }
+    }
+}
+
+fn edit_toml(ledger: &Ledger, edit: &Edit) -> Result<String, InputError> {
+    use toml_edit::{value, DocumentMut, Item, Table};
+    let mut doc: DocumentMut = ledger
+        .source
+        .text
+        .parse()
+        .map_err(|e: toml_edit::TomlError| InputError::new(&ledger.source.name, e.to_string()))?;
+    let date_value = |old: Option<&Item>, new: &str| -> Item {
+        match old.and_then(Item::as_value) {
+            Some(toml_edit::Value::Datetime(_)) => {
+                value(new.parse::<toml_edit::Datetime>().expect("a valid date"))
+            }
+            _ => value(new),
+        }
+    };
+    let freezes = doc
+        .get_mut("freezes")
+        .ok_or_else(|| InputError::new(&ledger.source.name, "has no freezes"))?;
+    match freezes {
+        Item::ArrayOfTables(tables) => match edit {
+            Edit::Add(entry) => {
+                let mut table = Table::new();
+                for (key, v) in entry.as_object().expect("entry is an object") {
+                    table.insert(key, json_to_toml(v));
+                }
+                tables.push(table);
+            }
+            Edit::Renew {
+                index,
+                opened,
+                expires,
+            } => {
+                let table = tables
+                    .get_mut(*index)
+                    .expect("index from the parsed ledger");
+                let new_opened = date_value(table.get("opened"), opened);
+                let new_expires = date_value(table.get("expires"), expires);
+                table.insert("opened", new_opened);
+                table.insert("expires", new_expires);
+            }
+            Edit::Remove(index) => {
+                tables.remove(*index);
+            }
+        },
+        Item::Value(toml_edit::Value::Array(array)) => match edit {
+            Edit::Add(entry) => {
+                let mut table = toml_edit::InlineTable::new();
+                for (key, v) in entry.as_object().expect("entry is an object") {
+                    if let Ok(v) = json_to_toml(v).into_value() {
+                        table.insert(key, v);
+                    }
+                }
+                array.push(table);
+            }
+            Edit::Renew {
+                index,
+                opened,
+                expires,
+            } => {
+                let table = array
+                    .get_mut(*index)
+                    .and_then(toml_edit::Value::as_inline_table_mut)
+                    .expect("index from the parsed ledger");
+                table.insert("opened", opened.as_str().into());
+                table.insert("expires", expires.as_str().into());
+            }
+            Edit::Remove(index) => {
+                array.remove(*index);
+            }
+        },
+        _ => {
+            return Err(InputError::new(
+                &ledger.source.name,
+                "`freezes` is neither [[freezes]] tables nor an array",
+            ))
+        }
+    }
+    Ok(doc.to_string())
+}
+
+fn json_to_toml(v: &Json) -> toml_edit::Item {
+    match v {
+        Json::String(s) => toml_edit::value(s.as_str()),
+        Json::Bool(b) => toml_edit::value(*b),
+        Json::Number(n) => toml_edit::value(n.as_i64().unwrap_or_default()),
+        Json::Array(items) => {
+            let mut array = toml_edit::Array::new();
+            for item in items {
+                if let Some(s) = item.as_str() {
+                    array.push(s);
+                }
+            }
+            toml_edit::value(array)
+        }
+        _ => toml_edit::Item::None,
+    }
+}
