@@ -17,8 +17,9 @@ pub const DEFAULT_COLLECT_COMMAND: [&str; 6] = [
     "-q",
     "--no-header",
 ];
-const KNOWN_KEYS: [&str; 8] = [
+const KNOWN_KEYS: [&str; 9] = [
     "ledger",
+    "owners_file",
     "policies",
     "pytest_root",
     "collect_command",
@@ -83,6 +84,8 @@ pub struct Config {
     pub params: Option<Node>,
     pub rules: Vec<(String, RuleSetting, Span)>,
     pub limits: Limits,
+    /// A CODEOWNERS-style file (`owners_file`), read by the core for the `owners` binding.
+    pub owners_file: Option<PathBuf>,
 }
 
 /// The repository root: the nearest ancestor holding `.git`, else `start` itself.
@@ -157,6 +160,7 @@ impl Config {
             params: None,
             rules: Vec::new(),
             limits: Limits::default(),
+            owners_file: None,
         }
     }
 
@@ -196,6 +200,10 @@ impl Config {
             match key.as_str() {
                 "ledger" => {
                     config.ledger = dir.join(string(value, &format!("{prefix}ledger"), &err)?)
+                }
+                "owners_file" => {
+                    config.owners_file =
+                        Some(dir.join(string(value, &format!("{prefix}owners_file"), &err)?))
                 }
                 "pytest_root" => {
                     config.pytest_root =

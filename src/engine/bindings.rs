@@ -5,6 +5,7 @@ use rhai::{Array, Dynamic, Engine, EvalAltResult, ImmutableString, Map, Position
 
 use crate::inputs::ids::{self, IdSet};
 use crate::inputs::junit::Results;
+use crate::inputs::owners::Owners;
 use crate::inputs::samples::Samples;
 use crate::inputs::tree::{Node, Value};
 
@@ -144,6 +145,22 @@ pub fn register(engine: &mut Engine, pytest_root: String) {
         })
         .register_fn("to_debug", |r: &mut Results| {
             format!("Results({} test cases)", r.len())
+        });
+
+    engine
+        .register_type_with_name::<Owners>("Owners")
+        .register_fn("of", |o: &mut Owners, path: &str| -> Array {
+            o.of(path)
+                .iter()
+                .map(|s| Dynamic::from(s.clone()))
+                .collect()
+        })
+        .register_get("len", |o: &mut Owners| o.len() as INT)
+        .register_fn("to_string", |o: &mut Owners| {
+            format!("Owners({}: {} rules)", o.name(), o.len())
+        })
+        .register_fn("to_debug", |o: &mut Owners| {
+            format!("Owners({}: {} rules)", o.name(), o.len())
         });
 
     engine

@@ -14,6 +14,7 @@ use rhai::{Dynamic, Engine, EvalAltResult, Map, NativeCallContext, Position, Sco
 use crate::config::Limits;
 use crate::error::InputError;
 use crate::inputs::ids::IdSet;
+use crate::inputs::owners::Owners;
 use crate::inputs::tree::{Node, Value};
 use crate::inputs::{Facts, INPUTS};
 use policy::{Pack, PolicyDirResolver, Script};
@@ -74,6 +75,8 @@ pub struct ScriptEngine {
     state: Arc<Mutex<RunState>>,
     bindings: Arc<RwLock<HashMap<&'static str, Dynamic>>>,
     limits: Limits,
+    /// The `owners` binding (config `owners_file`), when configured.
+    owners: Option<Owners>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -176,7 +179,13 @@ impl ScriptEngine {
             state,
             bindings,
             limits: limits.clone(),
+            owners: None,
         }
+    }
+
+    /// Sets the `owners` binding every evaluation sees (from config `owners_file`).
+    pub fn set_owners(&mut self, owners: Option<Owners>) {
+        self.owners = owners;
     }
 
     pub fn engine(&self) -> &Engine {
@@ -219,6 +228,7 @@ impl ScriptEngine {
                 "target_branch",
                 facts.target_branch.clone().map(Dynamic::from),
             );
+            set("owners", self.owners.clone().map(Dynamic::from));
         }
         for script in &pack.scripts {
             if !script.rules.iter().any(|r| selection.is_enabled(&r.code)) {

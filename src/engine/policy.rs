@@ -109,7 +109,14 @@ pub fn load(engine: &Engine, specs: &[PolicySpec], repo_root: &Path) -> Result<P
                     .collect();
                 files.sort();
                 for file in files {
-                    let shown = crate::config::display_path(&file, repo_root);
+                    // Named after the directory's own name, so `import` resolves against
+                    // it (PolicyDirResolver) however the directory was written.
+                    let file_name = file.file_name().unwrap_or_default().to_string_lossy();
+                    let shown = if name == "." {
+                        crate::config::display_path(&file, repo_root)
+                    } else {
+                        format!("{name}/{file_name}")
+                    };
                     let source = SourceFile::read(&file, shown.clone())?;
                     scripts.extend(compile(engine, shown, source)?);
                 }

@@ -3,6 +3,7 @@
 pub mod ids;
 pub mod junit;
 pub mod ledger;
+pub mod owners;
 pub mod samples;
 pub mod tools;
 pub mod tree;
@@ -60,7 +61,7 @@ pub fn read_merged(
 }
 
 /// The input names scripts can `require`, with the flags that provide each.
-pub const INPUTS: [(&str, &str); 10] = [
+pub const INPUTS: [(&str, &str); 11] = [
     ("ledger", "--ledger FILE (or `ledger` in config)"),
     ("collected", "--collected FILE or --collect"),
     ("changed", "--changed FILE or --base REF"),
@@ -74,6 +75,7 @@ pub const INPUTS: [(&str, &str); 10] = [
         "target_branch",
         "--target-branch NAME (or a git checkout on a branch)",
     ),
+    ("owners", "`owners_file` in config (a CODEOWNERS file)"),
 ];
 
 pub fn flag_for(input: &str) -> &'static str {
