@@ -4,7 +4,10 @@
 //! `0.1.0 (1a2b3c4 2026-11-30)`) and, when the commit is known, `FREEZEGATE_COMMIT`.
 //! The commit is known when this crate is the top level of a git work tree and `git`
 //! runs; a packager building from the sdist or a crate tarball (no `.git`) may set
-//! `FREEZEGATE_COMMIT` (and `FREEZEGATE_COMMIT_DATE`) in the environment instead.
+//! `FREEZEGATE_BUILD_COMMIT` (and `FREEZEGATE_BUILD_COMMIT_DATE`) in the environment
+//! instead. (Not `FREEZEGATE_COMMIT` itself: `cargo run` and `cargo test` export the
+//! emitted variables to the processes they start, and a cargo started from one of those
+//! would take the old value for an override.)
 //! Nothing here fails the build: no git, no `.git`, or another repository around the
 //! sources (say a home directory kept in git) just means no commit in the version.
 
@@ -14,19 +17,19 @@ use std::process::Command;
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
-    println!("cargo:rerun-if-env-changed=FREEZEGATE_COMMIT");
-    println!("cargo:rerun-if-env-changed=FREEZEGATE_COMMIT_DATE");
+    println!("cargo:rerun-if-env-changed=FREEZEGATE_BUILD_COMMIT");
+    println!("cargo:rerun-if-env-changed=FREEZEGATE_BUILD_COMMIT_DATE");
 
     let version = env::var("CARGO_PKG_VERSION").unwrap_or_default();
     let manifest_dir = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default());
 
-    let from_env = env::var("FREEZEGATE_COMMIT")
+    let from_env = env::var("FREEZEGATE_BUILD_COMMIT")
         .ok()
         .filter(|c| is_commit(c))
         .map(|c| {
             (
                 c,
-                env::var("FREEZEGATE_COMMIT_DATE")
+                env::var("FREEZEGATE_BUILD_COMMIT_DATE")
                     .ok()
                     .filter(|d| is_date(d)),
             )

@@ -54,6 +54,9 @@ pub struct TestArgs {
     /// (e.g. a modified copy of the pack).
     #[arg(long, value_name = "DIR")]
     pub policies: Option<PathBuf>,
+    /// Only the cases whose folder (relative to DIR) contains this text, e.g. `-k fz401`.
+    #[arg(short = 'k', long = "filter", value_name = "TEXT")]
+    pub filter: Option<String>,
     /// Show each case's inputs and every violation it got.
     #[arg(long, short)]
     pub verbose: bool,
@@ -113,6 +116,10 @@ pub struct CheckArgs {
     /// The date rules compare expiry against (default: today, UTC).
     #[arg(long, value_name = "YYYY-MM-DD")]
     pub today: Option<String>,
+    /// Read config and policies from this commit (e.g. the merge base or origin/main),
+    /// never from the working tree, so the patch cannot loosen its own gate.
+    #[arg(long, value_name = "REF")]
+    pub trusted_ref: Option<String>,
     /// The branch this patch targets (default: git's current branch).
     #[arg(long, value_name = "NAME")]
     pub target_branch: Option<String>,

@@ -1,11 +1,16 @@
 //! `freezegate.toml`, `.freezegate.toml` or `[tool.freezegate]` in `pyproject.toml`:
 //! found from the working directory upward to the repository root.
 
+pub mod tree;
+pub mod trust;
+
 use std::path::{Path, PathBuf};
 
+pub use tree::FileTree;
+
 use crate::error::InputError;
-use crate::inputs::tree::{self, Format, Node, Value};
-use crate::source::{Source, SourceFile, Span};
+use crate::inputs::tree::{Format, Node, Value};
+use crate::source::{Source, Span};
 
 pub const CONFIG_NAMES: [&str; 3] = ["freezegate.toml", ".freezegate.toml", "pyproject.toml"];
 pub const DEFAULT_LEDGER: &str = "gate/freeze_ledger.json";
@@ -86,6 +91,8 @@ pub struct Config {
     pub limits: Limits,
     /// A CODEOWNERS-style file (`owners_file`), read by the core for the `owners` binding.
     pub owners_file: Option<PathBuf>,
+    /// Where this config (and so its policies and owners file) was read from.
+    pub tree: FileTree,
 }
 
 /// The repository root: the nearest ancestor holding `.git`, else `start` itself.
@@ -109,39 +116,53 @@ pub fn display_path(path: &Path, repo_root: &Path) -> String {
 }
 
 impl Config {
-    /// Finds and loads the config for `cwd`, or uses `explicit` when given.
+    /// Finds and loads the config for `cwd` in the working tree, or uses `explicit`.
     pub fn discover(cwd: &Path, explicit: Option<&Path>) -> Result<Config, InputError> {
+        Self::discover_in(cwd, explicit, &FileTree::WorkTree)
+    }
+
+    /// Finds and loads the config for `cwd` as it is in `tree`.
+    pub fn discover_in(
+        cwd: &Path,
+        explicit: Option<&Path>,
+        tree: &FileTree,
+    ) -> Result<Config, InputError> {
         let repo_root = find_repo_root(cwd);
+        let with_tree = |config: Config| Config {
+            tree: tree.clone(),
+            ..config
+        };
         if let Some(path) = explicit {
             let path = cwd.join(path);
             let name = display_path(&path, &repo_root);
-            let source = SourceFile::read(&path, name)?;
+            let source = tree.read(&path, &name)?.ok_or_else(|| match tree {
+                FileTree::WorkTree => InputError::new(&name, "not found"),
+                FileTree::Commit { rev, .. } => {
+                    InputError::new(&name, format!("does not exist at --trusted-ref {rev}"))
+                }
+            })?;
             let is_pyproject = path.file_name().is_some_and(|n| n == "pyproject.toml");
-            return Self::from_source(source, is_pyproject, &repo_root)?.ok_or_else(|| {
-                InputError::new(
-                    display_path(&path, &repo_root),
-                    "has no [tool.freezegate] table",
-                )
-            });
+            return Self::from_source(source, is_pyproject, &repo_root)?
+                .map(with_tree)
+                .ok_or_else(|| InputError::new(name, "has no [tool.freezegate] table"));
         }
         for dir in cwd.ancestors() {
             for file_name in CONFIG_NAMES {
                 let path = dir.join(file_name);
-                if !path.is_file() {
+                let Some(source) = tree.read(&path, &display_path(&path, &repo_root))? else {
                     continue;
-                }
-                let source = SourceFile::read(&path, display_path(&path, &repo_root))?;
+                };
                 if let Some(config) =
                     Self::from_source(source, file_name == "pyproject.toml", &repo_root)?
                 {
-                    return Ok(config);
+                    return Ok(with_tree(config));
                 }
             }
             if dir == repo_root {
                 break;
             }
         }
-        Ok(Self::defaults(&repo_root, &repo_root))
+        Ok(with_tree(Self::defaults(&repo_root, &repo_root)))
     }
 
     fn defaults(dir: &Path, repo_root: &Path) -> Config {
@@ -161,6 +182,7 @@ impl Config {
             rules: Vec::new(),
             limits: Limits::default(),
             owners_file: None,
+            tree: FileTree::WorkTree,
         }
     }
 
@@ -170,7 +192,7 @@ impl Config {
         is_pyproject: bool,
         repo_root: &Path,
     ) -> Result<Option<Config>, InputError> {
-        let root = tree::parse(&source, Format::Toml)?;
+        let root = crate::inputs::tree::parse(&source, Format::Toml)?;
         let (table, prefix) = if is_pyproject {
             match root.get("tool").and_then(|t| t.get("freezegate")) {
                 Some(table) => (table.clone(), "tool.freezegate."),
@@ -398,6 +420,7 @@ fn edit_distance(a: &str, b: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::source::SourceFile;
 
     fn load(text: &str) -> Result<Option<Config>, InputError> {
         Config::from_source(

@@ -47,9 +47,14 @@ impl InputError {
 
     /// Points the error at a byte range of the source file.
     pub fn at(mut self, source: &Source, span: Span, label: impl Into<String>) -> Self {
+        if self.detail.location.is_none() {
+            self.detail.location = Some(source.line_col(span.start));
+        }
+        if !source.snippet_fits(span.start) {
+            return self;
+        }
         if self.detail.source.is_none() {
             self.detail.source = Some(NamedSource::new(&source.name, source.text.clone()));
-            self.detail.location = Some(source.line_col(span.start));
         }
         self.detail.labels.push((span, label.into()));
         self

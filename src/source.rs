@@ -55,6 +55,23 @@ impl SourceFile {
         (line, self.text[line_start..offset].chars().count() + 1)
     }
 
+    /// Whether the line holding `offset` is short enough to show in a snippet: a giant
+    /// line (minified JSON, hostile input) would flood the terminal, so diagnostics
+    /// keep the location and drop the snippet.
+    pub fn snippet_fits(&self, offset: usize) -> bool {
+        let bytes = self.text.as_bytes();
+        let offset = offset.min(bytes.len());
+        let start = bytes[..offset]
+            .iter()
+            .rposition(|b| *b == b'\n')
+            .map_or(0, |i| i + 1);
+        let end = bytes[offset..]
+            .iter()
+            .position(|b| *b == b'\n')
+            .map_or(bytes.len(), |i| offset + i);
+        end - start <= MAX_SNIPPET_LINE
+    }
+
     /// Byte offset of a 1-based line and 1-based character column, clamped to the text.
     pub fn offset_of(&self, line: usize, column: usize) -> usize {
         offset_of(&self.text, line, column)
@@ -116,6 +133,9 @@ fn floor_char_boundary(text: &str, mut offset: usize) -> usize {
     }
     offset
 }
+
+/// Longest line (in bytes) shown in a source snippet.
+pub const MAX_SNIPPET_LINE: usize = 400;
 
 /// A byte range into one source file.
 pub type Span = Range<usize>;

@@ -429,7 +429,7 @@ fn rules_and_explain() {
         .iter()
         .map(|r| r["code"].as_str().unwrap())
         .collect();
-    assert_eq!(codes.len(), 21);
+    assert_eq!(codes.len(), 22);
     assert_eq!(codes[0], "FZ001");
     assert!(codes.contains(&"FZ403"));
     let out = freezegate(dir.path())

@@ -6,11 +6,12 @@ use std::time::Instant;
 
 use crate::cli::CheckArgs;
 use crate::commands::{cli_input, emit, EXIT_PASS, EXIT_VIOLATIONS};
-use crate::config::{Config, PolicySpec};
+use crate::config::{trust, Config, FileTree, PolicySpec};
 use crate::engine::bindings::Date;
 use crate::engine::policy::{self, Pack, PolicyDirResolver};
 use crate::engine::selection::Selection;
 use crate::engine::ScriptEngine;
+use crate::engine::{RawReport, Target};
 use crate::error::InputError;
 use crate::inputs::ids::{self, IdSet};
 use crate::inputs::junit::Results;
@@ -24,12 +25,13 @@ pub struct Gate {
     pub config: Config,
     pub engine: ScriptEngine,
     pub pack: Pack,
+    /// What the core reports on its own (FZ501 under `--trusted-ref`).
+    pub core_reports: Vec<RawReport>,
 }
 
 impl Gate {
     pub fn load(cwd: &Path, config_path: Option<&Path>) -> Result<Gate, InputError> {
-        let config = Config::discover(cwd, config_path)?;
-        Self::with_config(config)
+        Self::with_config(Config::discover(cwd, config_path)?)
     }
 
     pub fn with_config(config: Config) -> Result<Gate, InputError> {
@@ -42,21 +44,47 @@ impl Gate {
                     PolicySpec::Builtin => None,
                 })
                 .collect(),
+            tree: config.tree.clone(),
+            sources: Default::default(),
         };
         let mut engine = ScriptEngine::new(&config.limits, config.pytest_root_in_repo(), resolver);
         engine.set_owners(crate::inputs::owners::Owners::from_config(&config)?);
-        let pack = policy::load(engine.engine(), &config.policies, &config.repo_root)?;
+        let pack = policy::load(
+            engine.engine(),
+            &config.policies,
+            &config.repo_root,
+            &config.tree,
+        )?;
         Ok(Gate {
             config,
             engine,
             pack,
+            core_reports: Vec::new(),
         })
     }
 }
 
 pub fn run(cwd: &Path, config_path: Option<&Path>, args: &CheckArgs) -> Result<u8, InputError> {
     let started = Instant::now();
-    let gate = Gate::load(cwd, config_path)?;
+    let gate = match &args.trusted_ref {
+        Some(rev) => {
+            let tree = FileTree::commit(rev, &crate::config::find_repo_root(cwd))?;
+            let mut gate = Gate::with_config(Config::discover_in(cwd, config_path, &tree)?)?;
+            for file in trust::modified_files(cwd, config_path, &gate.config, &tree) {
+                gate.core_reports.push(RawReport {
+                    code: "FZ501".into(),
+                    message: format!(
+                        "the patch changes {file}; the version at {rev} was used instead"
+                    ),
+                    script: crate::engine::policy::CORE_POLICY.into(),
+                    target: Target::None,
+                    test_id: None,
+                });
+            }
+            gate
+        }
+        None => Gate::load(cwd, config_path)?,
+    };
     let selection = Selection::new(&gate.pack, &gate.config, &args.select, &args.ignore)?;
     if args.verbose {
         match &gate.config.source {
@@ -110,9 +138,10 @@ pub fn judge(
     facts: &Facts,
     selection: &Selection,
 ) -> Result<(crate::engine::Evaluation, Report), InputError> {
-    let evaluation =
+    let mut evaluation =
         gate.engine
             .evaluate(&gate.pack, facts, gate.config.params.as_ref(), selection)?;
+    evaluation.reports.extend(gate.core_reports.iter().cloned());
     let report = Report::build(
         &evaluation,
         &gate.pack,

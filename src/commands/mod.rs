@@ -104,7 +104,15 @@ pub fn emit(
 /// Writes a file via a temporary file in the same directory and a rename, so readers
 /// see either the old or the new content, never a torn file.
 pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> Result<(), InputError> {
-    use std::io::Write;
+    write_atomic_with(path, |file| std::io::Write::write_all(file, bytes))
+}
+
+/// [`write_atomic`] with the content produced by `write`: if it fails part-way, the
+/// original file is untouched and the temporary file is removed.
+pub fn write_atomic_with(
+    path: &std::path::Path,
+    write: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
+) -> Result<(), InputError> {
     let shown = path.display().to_string();
     let dir = path
         .parent()
@@ -114,10 +122,38 @@ pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> Result<(), InputErr
         .map_err(|e| InputError::new(&shown, format!("cannot create its directory: {e}")))?;
     let mut tmp = tempfile::NamedTempFile::new_in(dir)
         .map_err(|e| InputError::new(&shown, format!("cannot write: {e}")))?;
-    tmp.write_all(bytes)
+    write(tmp.as_file_mut())
         .and_then(|_| tmp.as_file().sync_all())
-        .map_err(|e| InputError::new(&shown, format!("cannot write: {e}")))?;
+        .map_err(|e| InputError::new(&shown, format!("was not changed: the write failed: {e}")))?;
     tmp.persist(path)
         .map_err(|e| InputError::new(&shown, format!("cannot replace: {}", e.error)))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn an_interrupted_write_leaves_the_original_and_no_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ledger.json");
+        std::fs::write(&path, "original").unwrap();
+        let err = write_atomic_with(&path, |file| {
+            file.write_all(b"half of the new con")?;
+            Err(std::io::Error::other("disk full"))
+        })
+        .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("was not changed: the write failed: disk full"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "original");
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(left.len(), 1, "no temporary file left behind");
+        write_atomic(&path, b"new").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
+    }
 }

@@ -108,7 +108,10 @@ impl Expect {
     fn matches(&self, v: &Violation) -> bool {
         self.code == v.code
             && self.test_id == v.test_id
-            && self.field.as_ref().is_none_or(|f| Some(f) == v.field.as_ref())
+            && self
+                .field
+                .as_ref()
+                .is_none_or(|f| Some(f) == v.field.as_ref())
             && self
                 .severity
                 .as_deref()
@@ -145,11 +148,7 @@ fn normalize_severity(s: &str) -> &str {
 }
 
 fn describe_violation(v: &Violation) -> String {
-    let mut text = format!(
-        "{} {}",
-        v.code,
-        v.test_id.as_deref().unwrap_or("(no test)")
-    );
+    let mut text = format!("{} {}", v.code, v.test_id.as_deref().unwrap_or("(no test)"));
     if let Some(field) = &v.field {
         text.push_str(&format!(" field={field}"));
     }
@@ -186,13 +185,11 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &TestArgs) -> Result<u8
     let root = cwd.join(args.dir.as_deref().unwrap_or(Path::new("policies/tests")));
     let root_name = display_path(&root, cwd);
     if !root.is_dir() {
-        return Err(InputError::new(
-            &root_name,
-            "is not a directory of fixture cases",
-        )
-        .with_help(format!(
-            "a case is a folder with a {CASE_FILE} and its input files; see docs/policies.md"
-        )));
+        return Err(
+            InputError::new(&root_name, "is not a directory of fixture cases").with_help(format!(
+                "a case is a folder with a {CASE_FILE} and its input files; see docs/policies.md"
+            )),
+        );
     }
     let policies = args.policies.as_ref().map(|dir| {
         let path = cwd.join(dir);
@@ -210,19 +207,36 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &TestArgs) -> Result<u8
     let mut cases = Vec::new();
     find_cases(&root, &mut cases).map_err(|e| InputError::io(&root_name, e))?;
     cases.sort();
+    if let Some(filter) = &args.filter {
+        cases.retain(|case| display_path(case, &root).contains(filter.as_str()));
+    }
     if cases.is_empty() {
         return Err(InputError::new(
             &root_name,
-            format!("holds no fixture case (a folder with a {CASE_FILE})"),
+            match &args.filter {
+                Some(filter) => format!("holds no fixture case matching `{filter}`"),
+                None => format!("holds no fixture case (a folder with a {CASE_FILE})"),
+            },
         ));
     }
 
     let colour = human::use_colour(std::io::stderr().is_terminal());
     let (mut passed, mut failed, mut broken) = (0usize, 0usize, 0usize);
     let mut coverage = Coverage::default();
+    let mut last_broken: Option<String> = None;
     for case_dir in &cases {
         let name = display_path(case_dir, cwd);
-        match run_case(cwd, &root, case_dir, policies.as_ref(), args.verbose, &mut coverage) {
+        let mut details = Vec::new();
+        let outcome = run_case(
+            cwd,
+            &root,
+            case_dir,
+            policies.as_ref(),
+            args.verbose,
+            &mut coverage,
+            &mut details,
+        );
+        match outcome {
             Outcome::Passed => {
                 passed += 1;
                 println!("ok      {name}");
@@ -237,9 +251,18 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &TestArgs) -> Result<u8
             Outcome::Broken(err) => {
                 broken += 1;
                 println!("BROKEN  {name}");
-                eprintln!("error: case {name} is broken:");
-                eprint!("{}", human::render_error(&err, colour));
+                let rendered = human::render_error(&err, colour);
+                if last_broken.as_deref() == Some(rendered.as_str()) {
+                    eprintln!("error: case {name} is broken: the same error as the case above");
+                } else {
+                    eprintln!("error: case {name} is broken:");
+                    eprint!("{rendered}");
+                    last_broken = Some(rendered);
+                }
             }
+        }
+        for line in details {
+            println!("        {line}");
         }
     }
     let unfired: Vec<&str> = coverage
@@ -252,14 +275,17 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &TestArgs) -> Result<u8
         .difference(&coverage.near_missed)
         .map(String::as_str)
         .collect();
-    if !unfired.is_empty() {
+    // Coverage means something for a whole suite only.
+    if !unfired.is_empty() && args.filter.is_none() {
         println!("coverage: no case expects {}", unfired.join(", "));
     }
-    if !unmissed.is_empty() {
+    if !unmissed.is_empty() && args.filter.is_none() {
         println!("coverage: no near miss for {}", unmissed.join(", "));
     }
     if broken > 0 {
-        println!("{broken} broken case(s): their case file or inputs could not be read (see above)");
+        println!(
+            "{broken} broken case(s): their case file or inputs could not be read (see above)"
+        );
     }
     println!("{passed} passed, {} failed", failed + broken);
     Ok(if broken > 0 {
@@ -291,6 +317,7 @@ fn run_case(
     policies: Option<&PolicySpec>,
     verbose: bool,
     coverage: &mut Coverage,
+    details: &mut Vec<String>,
 ) -> Outcome {
     let case_name = display_path(case_dir, cwd);
     let prepared = match prepare(cwd, root, case_dir, &case_name, policies) {
@@ -304,10 +331,13 @@ fn run_case(
         args,
         inputs,
     } = prepared;
+    // Rules a case can exercise: every rule a script declares, and the core's FZ001
+    // (the core's FZ501 needs --trusted-ref, which a case does not have).
     coverage.loaded.extend(
         gate.pack
             .rules
             .iter()
+            .filter(|r| r.policy != "builtin:core" || r.code == "FZ001")
             .map(|r| r.code.clone()),
     );
     let mut facts = match check::gather(case_dir, &gate.config, &args) {
@@ -316,7 +346,7 @@ fn run_case(
     };
     // A case's target branch is what it says, never the checkout's.
     facts.target_branch = case.target_branch.clone();
-    let report = match check::judge(&gate, &facts, &selection) {
+    let mut report = match check::judge(&gate, &facts, &selection) {
         Ok((_, report)) => report,
         Err(err) => {
             let rendered = human::render_error(&err, false);
@@ -325,16 +355,28 @@ fn run_case(
             return Outcome::Failed(lines);
         }
     };
+    // Files are named from the working directory, like every path the user gave.
+    for v in &mut report.violations {
+        if let Some(file) = &mut v.file {
+            let path = case_dir.join(&*file);
+            if path.is_file() {
+                *file = display_path(&normalize(&path), cwd);
+            }
+        }
+    }
     coverage
         .fired
         .extend(case.expect.iter().map(|e| e.code.clone()));
     coverage.near_missed.extend(case.near_miss.iter().cloned());
     let lines = compare(&case, &report);
     if verbose {
-        println!("        inputs: {}", inputs.join(", "));
-        for v in &report.violations {
-            println!("        got: {}", describe_violation(v));
-        }
+        details.push(format!("inputs: {}", inputs.join(", ")));
+        details.extend(
+            report
+                .violations
+                .iter()
+                .map(|v| format!("got: {}", describe_violation(v))),
+        );
     }
     if lines.is_empty() {
         Outcome::Passed
@@ -513,9 +555,7 @@ fn prepare(
             )));
         }
         if case.expect.iter().any(|e| &e.code == code) {
-            return Err(case_err(format!(
-                "{code} is both expected and a near miss"
-            )));
+            return Err(case_err(format!("{code} is both expected and a near miss")));
         }
     }
 
@@ -578,7 +618,12 @@ fn find_input(
         if present.len() > 1 {
             let shown: Vec<String> = present
                 .iter()
-                .map(|p| p.file_name().unwrap_or_default().to_string_lossy().into_owned())
+                .map(|p| {
+                    p.file_name()
+                        .unwrap_or_default()
+                        .to_string_lossy()
+                        .into_owned()
+                })
                 .collect();
             return Err(InputError::new(
                 case_name,
@@ -592,7 +637,10 @@ fn find_input(
             if omitted && dir == case_dir {
                 return Err(InputError::new(
                     case_name,
-                    format!("omits `{input}` but its folder has {}", path.display()),
+                    format!(
+                        "omits `{input}` but its folder has {}",
+                        path.file_name().unwrap_or_default().to_string_lossy()
+                    ),
                 ));
             }
             return Ok((!omitted).then_some(path));
@@ -629,7 +677,11 @@ fn load_config(
     }
     let virtual_path = case_dir.join(CONFIG_FILE);
     let source = match (&inherited, &case.config) {
-        (None, None) => SourceFile::new(format!("{case_name} (default config)"), virtual_path, ""),
+        (None, None) => SourceFile::new(
+            format!("{case_name} (default config)"),
+            virtual_path,
+            "policies = [\"builtin\"]\n",
+        ),
         // The case's own freezegate.toml, as is: errors point into the real file.
         (Some((dir, source)), None) if dir == case_dir => source.clone(),
         (inherited, inline) => {

@@ -77,6 +77,8 @@ pub struct ScriptEngine {
     limits: Limits,
     /// The `owners` binding (config `owners_file`), when configured.
     owners: Option<Owners>,
+    /// Imported modules' sources, for errors inside them.
+    modules: policy::ModuleSources,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -87,6 +89,7 @@ impl ScriptEngine {
     pub fn new(limits: &Limits, pytest_root: String, resolver: PolicyDirResolver) -> ScriptEngine {
         let state: Arc<Mutex<RunState>> = Arc::default();
         let bindings: Arc<RwLock<HashMap<&'static str, Dynamic>>> = Arc::default();
+        let modules = resolver.sources.clone();
         let mut engine = Engine::new();
         engine
             .set_max_operations(limits.operations)
@@ -100,6 +103,12 @@ impl ScriptEngine {
             .set_max_functions(10_000)
             .set_module_resolver(resolver);
         engine.disable_symbol("eval");
+        // A script that stops itself early would silently check less.
+        let no_exit = || -> Result<(), Box<EvalAltResult>> {
+            Err("exit() is not available to policy scripts".into())
+        };
+        engine.register_fn("exit", no_exit);
+        engine.register_fn("exit", move |_: Dynamic| no_exit());
 
         let print_state = state.clone();
         engine.on_print(move |text| {
@@ -180,6 +189,7 @@ impl ScriptEngine {
             bindings,
             limits: limits.clone(),
             owners: None,
+            modules,
         }
     }
 
@@ -201,6 +211,7 @@ impl ScriptEngine {
         selection: &Selection,
     ) -> Result<Evaluation, InputError> {
         let mut evaluation = Evaluation::default();
+        check_string_sizes(facts, &self.limits)?;
         let ledger = ledger_value(facts);
         let params = params_value(params);
         {
@@ -274,7 +285,7 @@ impl ScriptEngine {
                         .map(|r| r.code.clone()),
                 );
             } else if let Err(err) = result {
-                return Err(script_error(script, &err, &self.limits));
+                return Err(script_error(script, &err, &self.limits, &self.modules));
             }
             evaluation
                 .timings
@@ -417,6 +428,35 @@ fn register_report(engine: &mut Engine, state: &Arc<Mutex<RunState>>) {
     );
 }
 
+/// A ledger string longer than scripts may hold is an input error naming the value,
+/// not a script failure far from its cause.
+fn check_string_sizes(facts: &Facts, limits: &Limits) -> Result<(), InputError> {
+    fn walk(node: &Node, limit: usize) -> Option<&Node> {
+        match &node.value {
+            Value::Str(s) if s.len() > limit => Some(node),
+            Value::Seq(items) => items.iter().find_map(|i| walk(i, limit)),
+            Value::Map(entries) => entries.iter().find_map(|(_, v)| walk(v, limit)),
+            _ => None,
+        }
+    }
+    let source = &facts.ledger.source;
+    match walk(&facts.ledger.root, limits.string_size) {
+        None => Ok(()),
+        Some(node) => {
+            let len = node.span.len();
+            Err(InputError::new(
+                &source.name,
+                format!(
+                    "holds a {len}-byte string, over the {}-byte limit for values scripts see",
+                    limits.string_size
+                ),
+            )
+            .at(source, node.span.start..node.span.start, "this value")
+            .with_help("shorten the value, or raise [limits] string_size in config"))
+        }
+    }
+}
+
 /// `ledger` as scripts see it: its top-level keys, `freezes` as entry maps with `index`,
 /// and `file`.
 fn ledger_value(facts: &Facts) -> Dynamic {
@@ -432,7 +472,9 @@ fn ledger_value(facts: &Facts) -> Dynamic {
                 .try_cast::<Map>()
                 .unwrap_or_default();
             fields.insert("index".into(), (entry.index as i64).into());
-            Dynamic::from_map(fields).into_shared()
+            // Not shared: Rhai's size checks panic on shared values inside an array
+            // (`ledger.freezes.len()` would abort the process).
+            Dynamic::from_map(fields)
         })
         .collect();
     map.insert("freezes".into(), Dynamic::from_array(freezes));
@@ -471,7 +513,12 @@ fn params_value(params: Option<&Node>) -> Dynamic {
 }
 
 /// A script that failed to run: exit 2, naming the script and pointing at the line.
-fn script_error(script: &Script, err: &EvalAltResult, limits: &Limits) -> InputError {
+fn script_error(
+    script: &Script,
+    err: &EvalAltResult,
+    limits: &Limits,
+    modules: &Mutex<HashMap<String, crate::source::Source>>,
+) -> InputError {
     let (message, help) = match err.unwrap_inner() {
         EvalAltResult::ErrorTerminated(..) => (
             format!("script ran longer than its wall-time limit ({} ms)", limits.wall_time_ms),
@@ -491,31 +538,56 @@ fn script_error(script: &Script, err: &EvalAltResult, limits: &Limits) -> InputE
         ),
         _ => (format!("script failed: {}", strip_position(&err.to_string())), None),
     };
-    let pos = innermost_position(err, &script.name).unwrap_or(Position::NONE);
-    let mut error = InputError::new(&script.name, message);
+    let (place, pos) = innermost_place(err);
+    // The innermost position is in the script, or in an imported module whose source
+    // the resolver kept: point there, and say where the script called it.
+    let module = (!place.is_empty() && place != script.name)
+        .then(|| lock(modules).get(&place).cloned())
+        .flatten();
+    let (name, source, pos) = match &module {
+        Some(source) => (place.as_str(), source, pos),
+        None if place.is_empty() || place == script.name => {
+            (script.name.as_str(), &script.source, pos)
+        }
+        None => (script.name.as_str(), &script.source, err.position()),
+    };
+    let mut error = InputError::new(name, message);
     if !pos.is_none() {
-        let at = policy::position_offset(&script.source, pos);
-        let end = script.source.text[at..]
+        let at = policy::position_offset(source, pos);
+        let end = source.text[at..]
             .find('\n')
-            .map_or(script.source.text.len(), |i| at + i);
-        error = error.at(&script.source, at..end.max(at), "here");
+            .map_or(source.text.len(), |i| at + i);
+        error = error.at(source, at..end.max(at), "here");
     }
-    match help {
-        Some(help) => error.with_help(help),
-        None => error,
+    let called_from = match (&module, err.position().line()) {
+        (Some(_), Some(line)) => Some(format!(
+            "reached from {}:{line}:{}",
+            script.name,
+            err.position().position().unwrap_or(1)
+        )),
+        _ => None,
+    };
+    match (help, called_from) {
+        (Some(help), Some(from)) => error.with_help(format!("{from}; {help}")),
+        (Some(help), None) => error.with_help(help),
+        (None, Some(from)) => error.with_help(from),
+        (None, None) => error,
     }
 }
 
-/// The position inside the script itself (calls into functions nest the error).
-fn innermost_position(err: &EvalAltResult, script: &str) -> Option<Position> {
-    let mut best = Some(err.position()).filter(|p| !p.is_none());
+/// Where the error really happened: the source name (`""` for the running script itself)
+/// and position of the innermost call or module the error passed through.
+fn innermost_place(err: &EvalAltResult) -> (String, Position) {
+    let mut best = (String::new(), err.position());
     let mut current = err;
-    while let EvalAltResult::ErrorInFunctionCall(_, source, inner, _) = current {
-        if source.is_empty() || source == script {
-            let pos = inner.position();
-            if !pos.is_none() {
-                best = Some(pos);
-            }
+    loop {
+        let (source, inner) = match current {
+            EvalAltResult::ErrorInFunctionCall(_, source, inner, _) => (source, inner),
+            EvalAltResult::ErrorInModule(source, inner, _) => (source, inner),
+            _ => break,
+        };
+        if !inner.position().is_none() {
+            best = (source.clone(), inner.position());
         }
         current = inner;
     }

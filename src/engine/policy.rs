@@ -55,9 +55,25 @@ pub fn input_missing_rule() -> RuleMeta {
         severity: Severity::Error,
         summary: "A rule needs an input that was not given.".into(),
         help: "Pass the flag named in the message (or set it in config); a gate never passes by having less to look at.".into(),
-        policy: "builtin:core".into(),
+        policy: CORE_POLICY.into(),
     }
 }
+
+/// The rule the core reports when, under `--trusted-ref`, the patch changed the gate's
+/// own files.
+pub fn gate_modified_rule() -> RuleMeta {
+    RuleMeta {
+        code: "FZ501".into(),
+        name: "gate-modified".into(),
+        severity: Severity::Warning,
+        summary: "With --trusted-ref, the patch changes config or policy files; the trusted versions were used instead.".into(),
+        help: "Land gate changes (config, policies, owners file) in their own reviewed change; a patch is always judged by the gate of the trusted ref.".into(),
+        policy: CORE_POLICY.into(),
+    }
+}
+
+/// The policy name of rules the core itself reports.
+pub const CORE_POLICY: &str = "builtin:core";
 
 #[derive(Debug)]
 pub struct Script {
@@ -86,7 +102,12 @@ impl Pack {
 }
 
 /// Loads every policy source; two scripts declaring one code is a load error.
-pub fn load(engine: &Engine, specs: &[PolicySpec], repo_root: &Path) -> Result<Pack, InputError> {
+pub fn load(
+    engine: &Engine,
+    specs: &[PolicySpec],
+    repo_root: &Path,
+    tree: &crate::config::FileTree,
+) -> Result<Pack, InputError> {
     let mut scripts = Vec::new();
     for spec in specs {
         match spec {
@@ -98,16 +119,19 @@ pub fn load(engine: &Engine, specs: &[PolicySpec], repo_root: &Path) -> Result<P
                 }
             }
             PolicySpec::Dir { path, name } => {
-                let entries = std::fs::read_dir(path).map_err(|e| {
-                    InputError::io(name, e).with_help(
-                        "`policies` lists \"builtin\" and/or directories of *.rhai scripts",
-                    )
-                })?;
-                let mut files: Vec<PathBuf> = entries
-                    .filter_map(|e| e.ok().map(|e| e.path()))
-                    .filter(|p| p.extension().is_some_and(|x| x == "rhai") && p.is_file())
+                let files: Vec<PathBuf> = tree
+                    .list(path)?
+                    .ok_or_else(|| {
+                        InputError::new(name, "is not a directory").with_help(
+                            "`policies` lists \"builtin\" and/or directories of *.rhai scripts",
+                        )
+                    })?
+                    .into_iter()
+                    .filter(|p| {
+                        p.parent() == Some(path.as_path())
+                            && p.extension().is_some_and(|x| x == "rhai")
+                    })
                     .collect();
-                files.sort();
                 for file in files {
                     // Named after the directory's own name, so `import` resolves against
                     // it (PolicyDirResolver) however the directory was written.
@@ -117,15 +141,19 @@ pub fn load(engine: &Engine, specs: &[PolicySpec], repo_root: &Path) -> Result<P
                     } else {
                         format!("{name}/{file_name}")
                     };
-                    let source = SourceFile::read(&file, shown.clone())?;
+                    let source = tree
+                        .read(&file, &shown)?
+                        .ok_or_else(|| InputError::new(&shown, "is not a readable file"))?;
                     scripts.extend(compile(engine, shown, source)?);
                 }
             }
         }
     }
-    let mut rules = vec![input_missing_rule()];
+    let mut rules = vec![input_missing_rule(), gate_modified_rule()];
     let mut declared: HashMap<String, String> = HashMap::new();
-    declared.insert("FZ001".into(), "builtin:core".into());
+    for rule in &rules {
+        declared.insert(rule.code.clone(), CORE_POLICY.into());
+    }
     for script in &scripts {
         for rule in &script.rules {
             if let Some(first) = declared.insert(rule.code.clone(), script.name.clone()) {
@@ -154,8 +182,17 @@ fn compile(engine: &Engine, name: String, source: Source) -> Result<Option<Scrip
         .find(|(var, _, _)| *var == "RULES")
         .map(|(_, _, value)| value)
     else {
-        if source.text.contains("RULES") {
-            let at = source.text.find("RULES").unwrap_or(0);
+        // A RULES the reader cannot see (`let RULES`, `const RULES = make()`): an error,
+        // never a silently rule-less script. A mention in a comment is no declaration.
+        let declared = source.text.lines().find(|line| {
+            let line = line.trim_start();
+            ["const RULES", "let RULES"]
+                .iter()
+                .any(|decl| line.starts_with(decl))
+        });
+        if let Some(line) = declared {
+            let at = line.as_ptr() as usize - source.text.as_ptr() as usize;
+            let at = at + line.find("RULES").unwrap_or(0);
             return Err(InputError::new(
                 &name,
                 "`RULES` must be a top-level `const` holding only literal values",
@@ -249,11 +286,18 @@ pub fn is_rule_code(code: &str) -> bool {
 
 /// `import` resolves only inside the importing script's own policy directory: no
 /// absolute paths, no `..`, no symlink leading out.
-#[derive(Default)]
 pub struct PolicyDirResolver {
     /// Script name prefix (its directory's display name) → directory.
     pub dirs: Vec<(String, PathBuf)>,
+    /// Where the directories are read from (a trusted commit under `--trusted-ref`).
+    pub tree: crate::config::FileTree,
+    /// Every module loaded so far by its shown name, so an error inside one can be
+    /// rendered with its own source.
+    pub sources: ModuleSources,
 }
+
+/// Imported modules' sources by shown name (shared with the engine for diagnostics).
+pub type ModuleSources = std::sync::Arc<std::sync::Mutex<HashMap<String, Source>>>;
 
 impl rhai::ModuleResolver for PolicyDirResolver {
     fn resolve(
@@ -291,23 +335,39 @@ impl rhai::ModuleResolver for PolicyDirResolver {
         if file.extension().is_none() {
             file.set_extension("rhai");
         }
-        let (Ok(real_dir), Ok(real_file)) = (dir.canonicalize(), file.canonicalize()) else {
-            return Err(refuse("no such file in the policy directory"));
+        let shown = format!(
+            "{prefix}/{}",
+            file.strip_prefix(dir).unwrap_or(relative).to_string_lossy()
+        );
+        let text = if self.tree.is_trusted() {
+            // Git trees hold no symlinks to follow: the blob at that path or nothing.
+            match self.tree.read(&file, &shown) {
+                Ok(Some(source)) => source.text.clone(),
+                _ => return Err(refuse("no such file in the policy directory")),
+            }
+        } else {
+            let (Ok(real_dir), Ok(real_file)) = (dir.canonicalize(), file.canonicalize()) else {
+                return Err(refuse("no such file in the policy directory"));
+            };
+            if !real_file.starts_with(&real_dir) {
+                return Err(refuse("it leads outside the policy directory"));
+            }
+            std::fs::read_to_string(&real_file).map_err(|e| refuse(&e.to_string()))?
         };
-        if !real_file.starts_with(&real_dir) {
-            return Err(refuse("it leads outside the policy directory"));
-        }
-        let text = std::fs::read_to_string(&real_file).map_err(|e| refuse(&e.to_string()))?;
-        let mut ast = engine.compile(&text).map_err(|e| {
-            Box::new(EvalAltResult::ErrorInModule(
-                path.to_string(),
-                e.into(),
-                pos,
-            ))
-        })?;
-        let shown = format!("{prefix}/{}", relative.to_string_lossy());
+        self.sources
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(
+                shown.clone(),
+                SourceFile::new(shown.clone(), file.clone(), text.clone()),
+            );
+        let mut ast = engine
+            .compile(&text)
+            .map_err(|e| Box::new(EvalAltResult::ErrorInModule(shown.clone(), e.into(), pos)))?;
         ast.set_source(shown.as_str());
-        let module = Module::eval_ast_as_new(Scope::new(), &ast, engine)?;
+        // Errors while the module runs its top level are the module's, not the importer's.
+        let module = Module::eval_ast_as_new(Scope::new(), &ast, engine)
+            .map_err(|e| Box::new(EvalAltResult::ErrorInModule(shown.clone(), e, pos)))?;
         Ok(module.into())
     }
 }

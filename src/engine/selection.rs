@@ -52,8 +52,8 @@ impl Selection {
                     RuleSetting::Off => None,
                 };
             }
-            // FZ001 guards every other rule: filters by prefix never remove it.
-            if rule.code != "FZ001" {
+            // The core's rules (FZ001, FZ501) guard every other rule: filters never remove them.
+            if rule.policy != crate::engine::policy::CORE_POLICY {
                 let selected =
                     select.is_empty() || select.iter().any(|p| rule.code.starts_with(p.as_str()));
                 let ignored = ignore.iter().any(|p| rule.code.starts_with(p.as_str()));
@@ -79,7 +79,10 @@ impl Selection {
                 .with_help("see `freezegate rules` for the loaded rule codes"));
             }
         }
-        if enabled.keys().all(|code| code == "FZ001") {
+        if enabled
+            .keys()
+            .all(|code| code == "FZ001" || code == "FZ501")
+        {
             return Err(InputError::usage(
                 "no rule is enabled: a gate that checks nothing never passes (check --select/--ignore and [rules])",
             ));
@@ -106,8 +109,11 @@ impl Selection {
         self.enabled.contains_key(code)
     }
 
-    /// Enabled rules other than FZ001, which only fires on behalf of others.
+    /// Enabled rules other than the core's (FZ001, FZ501), which fire on behalf of others.
     pub fn count(&self) -> usize {
-        self.enabled.keys().filter(|c| *c != "FZ001").count()
+        self.enabled
+            .keys()
+            .filter(|c| *c != "FZ001" && *c != "FZ501")
+            .count()
     }
 }

@@ -94,9 +94,13 @@ impl Owners {
             return Ok(None);
         };
         let name = crate::config::display_path(path, &config.repo_root);
-        let source = crate::source::SourceFile::read(path, name).map_err(|e| {
-            e.with_help("`owners_file` in config names a CODEOWNERS-style file, relative to the config file")
-        })?;
+        let help =
+            "`owners_file` in config names a CODEOWNERS-style file, relative to the config file";
+        let source = config
+            .tree
+            .read(path, &name)
+            .map_err(|e| e.with_help(help))?
+            .ok_or_else(|| crate::error::InputError::new(&name, "not found").with_help(help))?;
         Owners::parse(&source).map(Some)
     }
 

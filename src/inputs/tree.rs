@@ -141,10 +141,22 @@ fn syntax_error(source: &Source, format: Format, message: &str, span: Option<Spa
 
 // ---------------------------------------------------------------- JSON
 
+/// Deeper documents are refused: a ledger is three levels deep, and recursion must not
+/// exhaust the stack on hostile input.
+pub const MAX_DEPTH: usize = 64;
+
+fn too_deep(source: &Source, at: usize) -> InputError {
+    InputError::new(
+        &source.name,
+        format!("is nested deeper than {MAX_DEPTH} levels"),
+    )
+    .at(source, at..at, "too deep here")
+}
+
 fn parse_json(source: &Source) -> Result<Node, InputError> {
     let text = source.text.as_str();
     let raw: &RawValue = serde_json::from_str(text).map_err(|e| json_error(source, &e, 0))?;
-    json_node(source, raw)
+    json_node(source, raw, 0)
 }
 
 fn json_error(source: &Source, err: &serde_json::Error, base: usize) -> InputError {
@@ -167,10 +179,13 @@ fn strip_json_position(message: &str) -> String {
     }
 }
 
-fn json_node(source: &Source, raw: &RawValue) -> Result<Node, InputError> {
+fn json_node(source: &Source, raw: &RawValue, depth: usize) -> Result<Node, InputError> {
     let text = raw.get();
     let lead = text.len() - text.trim_start().len();
     let start = text.as_ptr() as usize - source.text.as_ptr() as usize + lead;
+    if depth > MAX_DEPTH {
+        return Err(too_deep(source, start));
+    }
     let trimmed = text.trim();
     let span = start..start + trimmed.len();
     let err = |e: serde_json::Error| json_error(source, &e, start);
@@ -179,7 +194,7 @@ fn json_node(source: &Source, raw: &RawValue) -> Result<Node, InputError> {
             let entries: JsonEntries = serde_json::from_str(text).map_err(err)?;
             let mut map = Vec::with_capacity(entries.0.len());
             for (key, raw) in entries.0 {
-                map.push((key, json_node(source, raw)?));
+                map.push((key, json_node(source, raw, depth + 1)?));
             }
             Value::Map(map)
         }
@@ -188,7 +203,7 @@ fn json_node(source: &Source, raw: &RawValue) -> Result<Node, InputError> {
             Value::Seq(
                 items
                     .into_iter()
-                    .map(|raw| json_node(source, raw))
+                    .map(|raw| json_node(source, raw, depth + 1))
                     .collect::<Result<_, _>>()?,
             )
         }
@@ -273,7 +288,14 @@ fn toml_node(value: toml::Spanned<toml::de::DeValue<'_>>) -> Node {
 // ---------------------------------------------------------------- YAML
 
 fn parse_yaml(source: &Source) -> Result<Node, InputError> {
-    let options = serde_saphyr::Options::default();
+    // Large ledgers are fine (the default node and event budgets are sized for configs);
+    // depth and alias limits stay as they are.
+    let mut options = serde_saphyr::Options::default();
+    if let Some(budget) = options.budget.as_mut() {
+        budget.max_nodes = 20_000_000;
+        budget.max_events = 40_000_000;
+        budget.max_depth = MAX_DEPTH;
+    }
     let root: serde_saphyr::Spanned<YamlValue> =
         serde_saphyr::from_str_with_options(&source.text, options).map_err(|e| {
             let span = e.location().and_then(|loc| yaml_span(source, &loc));

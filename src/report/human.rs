@@ -44,10 +44,15 @@ impl fmt::Display for ViolationDiagnostic<'_> {
         let v = self.violation;
         match &v.test_id {
             Some(id) if !v.message.contains(id.as_str()) => {
-                write!(f, "{} {}: {} ({id})", v.code, v.name, v.message)
+                write!(f, "{} {}: {} ({id})", v.code, v.name, v.message)?
             }
-            _ => write!(f, "{} {}: {}", v.code, v.name, v.message),
+            _ => write!(f, "{} {}: {}", v.code, v.name, v.message)?,
         }
+        // Without a snippet, the place still belongs in the message.
+        if self.source.is_none() && v.file.is_some() {
+            write!(f, " [{}]", v.place())?;
+        }
+        Ok(())
     }
 }
 
@@ -70,6 +75,7 @@ impl Diagnostic for ViolationDiagnostic<'_> {
     }
 
     fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
+        self.source.as_ref()?;
         let (_, span) = self.violation.location.as_ref()?;
         let label = match &self.violation.field {
             Some(field) => format!("{field}: {}", self.violation.name),
@@ -91,6 +97,7 @@ pub fn render(report: &Report, colour: bool) -> String {
             source: violation
                 .location
                 .as_ref()
+                .filter(|(source, span)| source.snippet_fits(span.start))
                 .map(|(source, _)| NamedSource::new(&source.name, source.text.clone())),
         };
         let _ = handler.render_report(&mut out, &diagnostic);

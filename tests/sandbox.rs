@@ -1,0 +1,170 @@
+//! Policy scripts run sandboxed: no file, process, network or environment access,
+//! imports only from the policy directory, and every resource limit is an exit-2 error
+//! naming the script.
+
+mod common;
+
+use common::World;
+
+const HEADER: &str = "const RULES = #{ ORG1: #{ name: \"x\", severity: \"error\", summary: \"s\", help: \"h\" } };\n";
+
+fn run_script(body: &str, limits: &str, extra: &[(&str, &str)]) -> (Option<i32>, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut world = World::passing();
+    world.config = format!("policies = [\"builtin\", \"org\"]\n[limits]\n{limits}\n");
+    world
+        .files
+        .push(("org/rule.rhai".into(), format!("{HEADER}{body}")));
+    for (name, text) in extra {
+        world.files.push((name.to_string(), text.to_string()));
+    }
+    let out = world.run_in(dir.path(), "json");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    (out.status.code(), stderr)
+}
+
+fn assert_refused(body: &str, limits: &str, needle: &str) {
+    let (code, stderr) = run_script(body, limits, &[]);
+    assert_eq!(code, Some(2), "{body}: {stderr}");
+    assert!(
+        stderr.contains("org/rule.rhai"),
+        "names the script: {stderr}"
+    );
+    assert!(
+        stderr.contains(needle),
+        "{body}: expected `{needle}` in {stderr}"
+    );
+}
+
+#[test]
+fn no_file_process_network_or_environment_functions() {
+    for call in [
+        "open_file(\"/etc/passwd\")",
+        "system(\"ls\")",
+        "env(\"HOME\")",
+        "read_file(\"x\")",
+        "http_get(\"http://localhost\")",
+    ] {
+        assert_refused(&format!("{call};\n"), "", "Function not found");
+    }
+    // Stopping early would silently check less.
+    assert_refused(
+        "exit(0);\n",
+        "",
+        "exit() is not available to policy scripts",
+    );
+    assert_refused("eval(\"1 + 1\");\n", "", "org/rule.rhai");
+}
+
+#[test]
+fn imports_stay_inside_the_policy_directory() {
+    assert_refused("import \"/etc/hosts\" as h;\n", "", "plain relative paths");
+    assert_refused(
+        "import \"../freezegate\" as h;\n",
+        "",
+        "plain relative paths",
+    );
+    assert_refused(
+        "import \"missing\" as h;\n",
+        "",
+        "no such file in the policy directory",
+    );
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.rhai"), "fn x() { 1 }\n").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut world = World::passing();
+    world.config = "policies = [\"builtin\", \"org\"]\n".into();
+    world.files.push((
+        "org/rule.rhai".into(),
+        format!("{HEADER}import \"link\" as l;\n"),
+    ));
+    world.files.push(("org/.keep".into(), String::new()));
+    std::fs::create_dir_all(dir.path().join("org")).unwrap();
+    std::os::unix::fs::symlink(
+        outside.path().join("secret.rhai"),
+        dir.path().join("org/link.rhai"),
+    )
+    .unwrap();
+    let out = world.run_in(dir.path(), "json");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("leads outside the policy directory"),
+        "{stderr}"
+    );
+    // A helper inside the directory is fine.
+    let (code, stderr) = run_script(
+        "import \"lib/helpers\" as h;\nif h::two() != 2 { throw \"bad\"; }\n",
+        "",
+        &[("org/lib/helpers.rhai", "fn two() { 2 }\n")],
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
+#[test]
+fn every_limit_is_configurable_and_named() {
+    assert_refused(
+        "let i = 0; loop { i += 1; }\n",
+        "operations = 50000",
+        "operation limit (50000)",
+    );
+    assert_refused(
+        "let i = 0; loop { i += 1; }\n",
+        "operations = 100000000000\nwall_time_ms = 200",
+        "wall-time limit (200 ms)",
+    );
+    assert_refused(
+        "fn f(n) { f(n + 1) }\nf(0);\n",
+        "call_depth = 16",
+        "call-depth limit (16)",
+    );
+    let nested = format!("let x = {}1{};\n", "(".repeat(100), ")".repeat(100));
+    assert_refused(&nested, "", "exceeds maximum complexity");
+    let (code, stderr) = run_script(&nested, "expr_depth = 256", &[]);
+    assert_eq!(
+        code,
+        Some(0),
+        "the same expression fits a higher limit: {stderr}"
+    );
+    assert_refused(
+        "let s = \"ab\"; loop { s += s; }\n",
+        "string_size = 4096",
+        "size limit",
+    );
+    assert_refused(
+        "let a = []; loop { a.push(1); }\n",
+        "array_size = 1000",
+        "size limit",
+    );
+    assert_refused(
+        "let m = #{}; let i = 0; loop { let n = #{}; n[`k${i}`] = i; m += n; i += 1; }\n",
+        "map_size = 1000\nwall_time_ms = 5000",
+        "size limit",
+    );
+    let (code, stderr) = run_script("", "operations = 0", &[]);
+    assert_eq!(code, Some(2));
+    assert!(
+        stderr.contains("must be a positive integer (0 would mean unlimited)"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn print_and_debug_go_to_stderr_with_the_script_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut world = World::passing();
+    world.config = "policies = [\"builtin\", \"org\"]\n".into();
+    world.files.push((
+        "org/rule.rhai".into(),
+        format!("{HEADER}print(\"hello\");\ndebug(42);\n"),
+    ));
+    let out = world.run_in(dir.path(), "json");
+    assert_eq!(out.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("[org/rule.rhai] hello"), "{stderr}");
+    assert!(stderr.contains("[org/rule.rhai:3] 42"), "{stderr}");
+    let report: serde_json::Value =
+        serde_json::from_slice(&out.stdout).expect("stdout stays pure JSON");
+    assert_eq!(report["version"], 1);
+}
