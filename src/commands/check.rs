@@ -176,39 +176,61 @@ pub fn gather(cwd: &Path, config: &Config, args: &CheckArgs) -> Result<Facts, In
         }
     })?;
 
-    let collected = if args.collect {
-        let (source, elapsed) = tools::collect(&config.collect_command, &config.pytest_root)?;
-        if args.verbose {
-            eprintln!("collect: {:.2} s", elapsed.as_secs_f64());
+    // The collection is by far the largest input (a million ids in a monorepo): load it
+    // on its own thread while this one reads everything else.
+    let load_collected = || -> Result<Option<IdSet>, InputError> {
+        if args.collect {
+            let (source, elapsed) = tools::collect(&config.collect_command, &config.pytest_root)?;
+            if args.verbose {
+                eprintln!("collect: {:.2} s", elapsed.as_secs_f64());
+            }
+            let ids = ids::parse_collected(&source)?;
+            let mut builder = ids::IdSetBuilder::default();
+            builder.add(source, ids)?;
+            Ok(Some(builder.build()))
+        } else {
+            read_merged(&inputs(&args.collected), ids::parse_collected)
         }
-        Some(ids::parse_collected(&source)?)
-    } else {
-        read_merged(&inputs(&args.collected), ids::parse_collected)?
     };
-    let changed = match (&args.base, &args.changed) {
-        (Some(base), _) => Some(tools::changed_since(base, repo_root)?),
-        (None, Some(path)) => read_merged(&[input(path)], ids::parse_changed)?,
-        (None, None) => None,
+    let load_rest = || -> Result<_, InputError> {
+        let changed = match (&args.base, &args.changed) {
+            (Some(base), _) => Some(tools::changed_since(base, repo_root)?.into_iter().collect()),
+            (None, Some(path)) => read_merged(&[input(path)], ids::parse_changed)?,
+            (None, None) => None,
+        };
+        let samples = if args.samples.is_empty() {
+            None
+        } else {
+            let paths: Vec<_> = inputs(&args.samples)
+                .into_iter()
+                .map(|p| (p.path, p.name))
+                .collect();
+            Some(Samples::load(&paths)?)
+        };
+        let applied_skips = read_merged(&inputs(&args.applied_skips), ids::parse_id_list)?;
+        let results = if args.junit.is_empty() {
+            None
+        } else {
+            let sources = inputs(&args.junit)
+                .iter()
+                .map(InputPath::read)
+                .collect::<Result<Vec<_>, _>>()?;
+            Some(Results::load(&sources)?)
+        };
+        Ok((changed, samples, applied_skips, results))
     };
-    let samples = if args.samples.is_empty() {
-        None
-    } else {
-        let paths: Vec<_> = inputs(&args.samples)
-            .into_iter()
-            .map(|p| (p.path, p.name))
-            .collect();
-        Some(Samples::load(&paths)?)
-    };
-    let applied_skips = read_merged(&inputs(&args.applied_skips), ids::parse_id_list)?;
-    let results = if args.junit.is_empty() {
-        None
-    } else {
-        let sources = inputs(&args.junit)
-            .iter()
-            .map(InputPath::read)
-            .collect::<Result<Vec<_>, _>>()?;
-        Some(Results::load(&sources)?)
-    };
+    let (collected, rest) = std::thread::scope(|scope| {
+        let collected = scope.spawn(load_collected);
+        let rest = load_rest();
+        (
+            collected
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            rest,
+        )
+    });
+    let collected: Option<IdSet> = collected?;
+    let (changed, samples, applied_skips, results): (Option<IdSet>, _, Option<IdSet>, _) = rest?;
     let today = match &args.today {
         Some(text) => {
             Date::parse(text)
@@ -229,10 +251,10 @@ pub fn gather(cwd: &Path, config: &Config, args: &CheckArgs) -> Result<Facts, In
         .or_else(|| tools::current_branch(repo_root));
     Ok(Facts {
         ledger,
-        collected: collected.map(IdSet::from_iter),
-        changed: changed.map(IdSet::from_iter),
+        collected,
+        changed,
         samples,
-        applied_skips: applied_skips.map(IdSet::from_iter),
+        applied_skips,
         results,
         today,
         target_branch,

@@ -44,9 +44,9 @@ pub struct IdSetIter {
 impl Iterator for IdSetIter {
     type Item = ImmutableString;
     fn next(&mut self) -> Option<ImmutableString> {
-        let item = self.set.0.get_index(self.next)?;
+        let item = self.set.get(self.next)?;
         self.next += 1;
-        Some(ImmutableString::from(&**item))
+        Some(ImmutableString::from(item))
     }
 }
 
@@ -84,6 +84,7 @@ pub fn register(engine: &mut Engine, pytest_root: String) {
             Date::parse(text).map_or(Dynamic::UNIT, Dynamic::from)
         })
         .register_fn("date", |date: Date| date)
+        .register_fn("date", |_: ()| Dynamic::UNIT)
         .register_fn("-", |a: Date, b: Date| (a.0 - b.0).get_days() as INT)
         .register_fn(
             "+",
@@ -177,6 +178,7 @@ pub fn register(engine: &mut Engine, pytest_root: String) {
                 Ok(pattern.matches_with(path, options))
             },
         )
+        .register_fn("is_blank", is_blank)
         .register_fn("file_of", |id: &str| ids::file_of(id).to_string())
         .register_fn("is_node_id", |s: &str| ids::is_node_id(s))
         .register_fn("is_node_id", |_: ()| false)
@@ -184,6 +186,20 @@ pub fn register(engine: &mut Engine, pytest_root: String) {
             ids::repo_file(&pytest_root, id)
         })
         .register_fn("properties", properties);
+}
+
+/// Absent, `()`, an empty or all-whitespace string, or an empty list.
+fn is_blank(value: Dynamic) -> bool {
+    if value.is_unit() {
+        return true;
+    }
+    if let Some(text) = value.read_lock::<ImmutableString>() {
+        return text.trim().is_empty();
+    }
+    if let Some(items) = value.read_lock::<Array>() {
+        return items.is_empty();
+    }
+    false
 }
 
 /// The compensating properties of an entry as `#{id, field}` maps, so a rule can report

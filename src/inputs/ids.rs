@@ -1,38 +1,153 @@
 //! Sets of pytest node ids and repository paths, and the text formats they arrive in.
 
+use std::hash::BuildHasher;
 use std::sync::Arc;
 
-use indexmap::IndexSet;
+use hashbrown::HashTable;
 use rustc_hash::FxBuildHasher;
 
 use crate::error::InputError;
 use crate::source::Source;
 
-/// An ordered, deduplicated set of ids shared without copying (scripts get a handle).
+/// An ordered, deduplicated set of ids, shared without copying (scripts get a handle).
+///
+/// The ids live in one text buffer, usually the input file's own text moved in whole,
+/// and the set holds only byte ranges into it: a million collected ids cost the file
+/// plus eight bytes an id, with no allocation per id.
 #[derive(Debug, Clone, Default)]
-pub struct IdSet(pub Arc<IndexSet<Box<str>, FxBuildHasher>>);
+pub struct IdSet(Arc<IdSetInner>);
 
-impl<S: Into<Box<str>>> FromIterator<S> for IdSet {
+#[derive(Debug, Default)]
+struct IdSetInner {
+    text: String,
+    /// `(start, len)` of each distinct id, in first-seen order.
+    ranges: Vec<(u32, u32)>,
+    /// Indexes into `ranges`, hashed by the id's text.
+    table: HashTable<u32>,
+}
+
+fn hash_str(id: &str) -> u64 {
+    FxBuildHasher.hash_one(id)
+}
+
+impl IdSetInner {
+    fn id(&self, index: u32) -> &str {
+        let (start, len) = self.ranges[index as usize];
+        &self.text[start as usize..(start + len) as usize]
+    }
+
+    fn find(&self, id: &str) -> Option<u32> {
+        self.table
+            .find(hash_str(id), |&i| self.id(i) == id)
+            .copied()
+    }
+
+    /// Adds the id at `text[start..start + len]` unless an equal id is already there.
+    fn insert_range(&mut self, start: u32, len: u32) {
+        let id = &self.text[start as usize..(start + len) as usize];
+        let hash = hash_str(id);
+        let (text, ranges) = (&self.text, &self.ranges);
+        let same = |&i: &u32| {
+            let (s, l) = ranges[i as usize];
+            &text[s as usize..(s + l) as usize] == id
+        };
+        if self.table.find(hash, same).is_none() {
+            let index = self.ranges.len() as u32;
+            self.ranges.push((start, len));
+            let (text, ranges) = (&self.text, &self.ranges);
+            self.table.insert_unique(hash, index, |&i| {
+                let (s, l) = ranges[i as usize];
+                hash_str(&text[s as usize..(s + l) as usize])
+            });
+        }
+    }
+}
+
+/// Ids as a parser found them: byte ranges into the source text (zero-copy) or owned
+/// strings (JSON arrays, normalised paths).
+#[derive(Debug)]
+pub enum Ids {
+    Ranges(Vec<(u32, u32)>),
+    Owned(Vec<String>),
+}
+
+/// Builds an [`IdSet`] from one or more inputs (shards merge).
+#[derive(Default)]
+pub struct IdSetBuilder {
+    inner: IdSetInner,
+}
+
+impl IdSetBuilder {
+    /// Adds a parsed input; the first input's text is moved in, not copied.
+    pub fn add(&mut self, source: Source, ids: Ids) -> Result<(), InputError> {
+        if source.text.len() > u32::MAX as usize {
+            return Err(InputError::new(&source.name, "is larger than 4 GiB"));
+        }
+        match ids {
+            Ids::Owned(ids) => ids.iter().for_each(|id| self.push(id)),
+            Ids::Ranges(ranges) if self.inner.text.is_empty() => {
+                self.inner.text = Arc::try_unwrap(source)
+                    .map_or_else(|shared| shared.text.clone(), |file| file.text);
+                self.inner.ranges.reserve(ranges.len());
+                self.inner.table.reserve(ranges.len(), |_| 0);
+                for (start, len) in ranges {
+                    self.inner.insert_range(start, len);
+                }
+            }
+            Ids::Ranges(ranges) => {
+                for (start, len) in ranges {
+                    self.push(&source.text[start as usize..(start + len) as usize]);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds one id, copying it into the set's text.
+    pub fn push(&mut self, id: &str) {
+        if self.inner.find(id).is_some() {
+            return;
+        }
+        let start = self.inner.text.len() as u32;
+        self.inner.text.push_str(id);
+        self.inner.insert_range(start, id.len() as u32);
+    }
+
+    pub fn build(self) -> IdSet {
+        IdSet(Arc::new(self.inner))
+    }
+}
+
+impl<S: AsRef<str>> FromIterator<S> for IdSet {
     fn from_iter<I: IntoIterator<Item = S>>(items: I) -> IdSet {
-        IdSet(Arc::new(items.into_iter().map(Into::into).collect()))
+        let mut builder = IdSetBuilder::default();
+        for item in items {
+            builder.push(item.as_ref());
+        }
+        builder.build()
     }
 }
 
 impl IdSet {
     pub fn contains(&self, id: &str) -> bool {
-        self.0.contains(id)
+        self.0.find(id).is_some()
     }
 
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.0.ranges.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.0.ranges.is_empty()
+    }
+
+    /// The id at a position in first-seen order.
+    pub fn get(&self, index: usize) -> Option<&str> {
+        (index < self.len()).then(|| self.0.id(index as u32))
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &str> {
-        self.0.iter().map(|s| &**s)
+        (0..self.len() as u32).map(|i| self.0.id(i))
     }
 }
 
@@ -166,9 +281,9 @@ fn require_node_ids(source: &Source, ids: Vec<String>) -> Result<Vec<String>, In
 /// Pytest collection: `--collect-only -q` output (summary and warning sections allowed),
 /// a JSON array, or one id a line. A collection error anywhere is an error, never a
 /// smaller set.
-pub fn parse_collected(source: &Source) -> Result<Vec<String>, InputError> {
+pub fn parse_collected(source: &Source) -> Result<Ids, InputError> {
     if let Some(ids) = json_array(source) {
-        return require_node_ids(source, ids?);
+        return require_node_ids(source, ids?).map(Ids::Owned);
     }
     let mut ids = Vec::new();
     let mut in_ids = true;
@@ -187,7 +302,10 @@ pub fn parse_collected(source: &Source) -> Result<Vec<String>, InputError> {
         if trimmed.is_empty() {
             continue;
         }
-        if is_summary_line(trimmed) || trimmed.starts_with('=') || trimmed.starts_with('_') {
+        let first = trimmed.as_bytes()[0];
+        if matches!(first, b'=' | b'_')
+            || matches!(first, b'0'..=b'9' | b'n') && is_summary_line(trimmed)
+        {
             in_ids = false;
             continue;
         }
@@ -203,13 +321,21 @@ pub fn parse_collected(source: &Source) -> Result<Vec<String>, InputError> {
                 "not a pytest node id",
             ));
         }
-        ids.push(trimmed.to_string());
+        let offset = trimmed.as_ptr() as usize - source.text.as_ptr() as usize;
+        ids.push((offset as u32, trimmed.len() as u32));
     }
-    Ok(ids)
+    Ok(Ids::Ranges(ids))
 }
 
 /// What a line of pytest output says went wrong during collection, if anything.
 fn collection_error(line: &str) -> Option<String> {
+    // Fast path: ids (the million-line case) start with a path character.
+    if !matches!(
+        line.as_bytes().first(),
+        Some(b'E' | b'=' | b'!' | b'I' | b'0'..=b'9')
+    ) {
+        return None;
+    }
     let words = line.trim_matches(|c: char| c == '=' || c == '!' || c == ' ');
     if line.starts_with("ERROR ") || words.starts_with("ERROR collecting") || words == "ERRORS" {
         return Some(line.to_string());
@@ -251,7 +377,7 @@ fn summary_counts(line: &str) -> impl Iterator<Item = (u64, &str)> {
 }
 
 /// Changed files: one repository-relative path a line.
-pub fn parse_changed(source: &Source) -> Result<Vec<String>, InputError> {
+pub fn parse_changed(source: &Source) -> Result<Ids, InputError> {
     let mut paths = Vec::new();
     for (line_no, start, line) in lines(&source.text) {
         let trimmed = line.trim();
@@ -269,13 +395,13 @@ pub fn parse_changed(source: &Source) -> Result<Vec<String>, InputError> {
         }
         paths.push(normalize_path(trimmed));
     }
-    Ok(paths)
+    Ok(Ids::Owned(paths))
 }
 
 /// Applied skips: a JSON array of node ids or one id a line.
-pub fn parse_id_list(source: &Source) -> Result<Vec<String>, InputError> {
+pub fn parse_id_list(source: &Source) -> Result<Ids, InputError> {
     if let Some(ids) = json_array(source) {
-        return require_node_ids(source, ids?);
+        return require_node_ids(source, ids?).map(Ids::Owned);
     }
     let mut ids = Vec::new();
     for (line_no, start, line) in lines(&source.text) {
@@ -294,7 +420,7 @@ pub fn parse_id_list(source: &Source) -> Result<Vec<String>, InputError> {
         }
         ids.push(trimmed.to_string());
     }
-    Ok(ids)
+    Ok(Ids::Owned(ids))
 }
 
 #[cfg(test)]
@@ -324,8 +450,39 @@ mod tests {
     #[test]
     fn collect_only_output_with_summary() {
         let text = "tests/a.py::t1\ntests/a.py::t2[x]\r\n\n=== warnings summary ===\nsome warning text\n2 tests collected in 0.01s\n";
-        let ids = parse_collected(&SourceFile::new("c", "c", text)).unwrap();
-        assert_eq!(ids, ["tests/a.py::t1", "tests/a.py::t2[x]"]);
+        let source = SourceFile::new("c", "c", text);
+        let ids = parse_collected(&source).unwrap();
+        let mut builder = IdSetBuilder::default();
+        builder.add(source, ids).unwrap();
+        let set = builder.build();
+        assert_eq!(
+            set.iter().collect::<Vec<_>>(),
+            ["tests/a.py::t1", "tests/a.py::t2[x]"]
+        );
+    }
+
+    #[test]
+    fn id_sets_dedup_merge_shards_and_keep_first_seen_order() {
+        let mut builder = IdSetBuilder::default();
+        let first = SourceFile::new("a", "a", "t.py::b\nt.py::a\nt.py::b\n");
+        let ids = parse_collected(&first).unwrap();
+        builder.add(first, ids).unwrap();
+        let second = SourceFile::new("b", "b", "t.py::c\nt.py::a\n");
+        let ids = parse_collected(&second).unwrap();
+        builder.add(second, ids).unwrap();
+        builder.push("t.py::d");
+        let set = builder.build();
+        assert_eq!(
+            set.iter().collect::<Vec<_>>(),
+            ["t.py::b", "t.py::a", "t.py::c", "t.py::d"]
+        );
+        assert!(set.contains("t.py::c") && !set.contains("t.py::"));
+        assert_eq!(
+            (set.len(), set.get(3), set.get(4)),
+            (4, Some("t.py::d"), None)
+        );
+        let from_iter: IdSet = ["x.py::1", "x.py::1", "y.py::2"].into_iter().collect();
+        assert_eq!(from_iter.len(), 2);
     }
 
     #[test]

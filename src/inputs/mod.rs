@@ -45,19 +45,22 @@ impl InputPath {
     }
 }
 
-/// Reads several files of one kind (shards) and merges what each parser returns.
+/// Reads several files of one kind (shards) and merges what each parser returns into
+/// one id set; `None` when no file was given.
 pub fn read_merged(
     paths: &[InputPath],
-    parse: fn(&Source) -> Result<Vec<String>, InputError>,
-) -> Result<Option<Vec<String>>, InputError> {
+    parse: fn(&Source) -> Result<ids::Ids, InputError>,
+) -> Result<Option<IdSet>, InputError> {
     if paths.is_empty() {
         return Ok(None);
     }
-    let mut all = Vec::new();
+    let mut builder = ids::IdSetBuilder::default();
     for path in paths {
-        all.extend(parse(&path.read()?)?);
+        let source = path.read()?;
+        let ids = parse(&source)?;
+        builder.add(source, ids)?;
     }
-    Ok(Some(all))
+    Ok(Some(builder.build()))
 }
 
 /// The input names scripts can `require`, with the flags that provide each.

@@ -108,6 +108,18 @@ impl Samples {
     }
 }
 
+/// The distinct-input count per property in one Hypothesis observability `.jsonl`
+/// text, as `--samples` counts it (for the fuzz targets and property tests).
+pub fn parse_observability(source: &Source) -> Result<HashMap<String, usize>, InputError> {
+    let mut observed = Observed::default();
+    read_observability(source, &mut observed)?;
+    Ok(observed
+        .arguments
+        .into_iter()
+        .map(|(property, arguments)| (property, arguments.len()))
+        .collect())
+}
+
 /// Hypothesis observability rows: distinct `arguments` per `property` over `test_case`
 /// rows that passed or failed (`gave_up` rows exercised nothing).
 fn read_observability(source: &Source, observed: &mut Observed) -> Result<(), InputError> {
