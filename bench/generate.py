@@ -25,6 +25,8 @@ def main():
     size = SIZES[kind]
     rng = random.Random(20261130)
     os.makedirs(out, exist_ok=True)
+    # The workload is a repository of its own: paths in the diff are relative to it.
+    os.makedirs(os.path.join(out, ".git"), exist_ok=True)
     n_files = max(size["collected"] // 20, 1)
     collected = [f"tests/pkg{i % 97}/test_mod{i // 20}.py::test_case_{i}" for i in range(size["collected"])]
     props = [f"tests/props/test_prop{i}.py::test_property_{i}" for i in range(size["freezes"])]

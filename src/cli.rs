@@ -43,6 +43,9 @@ pub enum Command {
     /// Run policy fixture cases: each folder with a case.toml must report exactly the
     /// violations it expects.
     Test(TestArgs),
+    /// The weekly freeze metrics: deposit failures, ages, expiries, refused inherited
+    /// skips (from `check --history`), per owner and per team.
+    Stats(Box<StatsArgs>),
 }
 
 #[derive(Debug, Args)]
@@ -113,6 +116,11 @@ pub struct CheckArgs {
     /// pytest --junitxml report(s) with the outcome of every test. Repeatable.
     #[arg(long, value_name = "FILE")]
     pub junit: Vec<PathBuf>,
+    /// coverage.py JSON report(s) with per-line test contexts (`pytest --cov
+    /// --cov-context=test`, then `coverage json --show-contexts`). Repeatable (shards, or
+    /// the base run where the frozen test ran plus this patch's run).
+    #[arg(long, value_name = "FILE")]
+    pub coverage: Vec<PathBuf>,
     /// The date rules compare expiry against (default: today, UTC).
     #[arg(long, value_name = "YYYY-MM-DD")]
     pub today: Option<String>,
@@ -129,6 +137,9 @@ pub struct CheckArgs {
     /// Skip these rule codes or prefixes (comma-separated or repeated).
     #[arg(long, value_delimiter = ',', value_name = "CODES")]
     pub ignore: Vec<String>,
+    /// Show at most N diagnostics in the human output, then a count per rule (0: all).
+    #[arg(long, value_name = "N", default_value_t = 50)]
+    pub max_diagnostics: usize,
     /// Fail (exit 1) on warnings too.
     #[arg(long)]
     pub deny_warnings: bool,
@@ -146,6 +157,75 @@ pub struct CheckArgs {
     #[arg(long)]
     pub trace: bool,
     /// Say what was loaded and how long each input took.
+    #[arg(long, short)]
+    pub verbose: bool,
+    /// Append one JSON line describing this run to this file (for `freezegate stats`).
+    #[arg(long, value_name = "PATH")]
+    pub history: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StatsFormat {
+    Human,
+    Json,
+    /// For a job summary, with a Mermaid chart of freeze ages.
+    Markdown,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Example:\n  freezegate stats --collected gate/collected.txt --changed gate/changed.txt --samples .hypothesis/observed \\\n    --junit gate/junit.xml --history gate/history.jsonl --since 2026-11-23 --format markdown"
+)]
+pub struct StatsArgs {
+    /// The run history `check --history` appends to (for the refused inherited skips).
+    #[arg(long, value_name = "PATH")]
+    pub history: Option<PathBuf>,
+    /// Count history records from this date on (their UTC date), e.g. a week ago.
+    #[arg(long, value_name = "YYYY-MM-DD")]
+    pub since: Option<String>,
+    /// A freeze is expiring when it expires within this many days from today.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub expiring_days: u32,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = StatsFormat::Human)]
+    pub format: StatsFormat,
+    /// Write to this file instead of standard output (e.g. $GITHUB_STEP_SUMMARY).
+    #[arg(long, value_name = "PATH")]
+    pub output: Option<PathBuf>,
+    /// The freeze ledger (JSON, YAML or TOML by extension).
+    #[arg(long, value_name = "FILE")]
+    pub ledger: Option<PathBuf>,
+    /// pytest collection, as for `check` (deposit rules). Repeatable (shards).
+    #[arg(long, value_name = "FILE")]
+    pub collected: Vec<PathBuf>,
+    /// Run the configured `collect_command` to get the collection.
+    #[arg(long, conflicts_with = "collected")]
+    pub collect: bool,
+    /// Changed files, one repository-relative path a line.
+    #[arg(long, value_name = "FILE")]
+    pub changed: Option<PathBuf>,
+    /// Compute changed files with `git diff --name-only REF...HEAD`.
+    #[arg(long, value_name = "REF", conflicts_with = "changed")]
+    pub base: Option<String>,
+    /// Sample counts, as for `check` (samples rules). Repeatable.
+    #[arg(long, value_name = "PATH")]
+    pub samples: Vec<PathBuf>,
+    /// The skips the test run applied. Repeatable.
+    #[arg(long, value_name = "FILE")]
+    pub applied_skips: Vec<PathBuf>,
+    /// pytest --junitxml report(s) (FZ205). Repeatable.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Vec<PathBuf>,
+    /// coverage.py JSON report(s) with test contexts, as for `check` (FZ207/FZ208). Repeatable.
+    #[arg(long, value_name = "FILE")]
+    pub coverage: Vec<PathBuf>,
+    /// The date ages and expiries are counted from (default: today, UTC).
+    #[arg(long, value_name = "YYYY-MM-DD")]
+    pub today: Option<String>,
+    /// The branch the patch targets (default: git's current branch).
+    #[arg(long, value_name = "NAME")]
+    pub target_branch: Option<String>,
+    /// Say what was loaded.
     #[arg(long, short)]
     pub verbose: bool,
 }

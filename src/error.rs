@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use miette::{Diagnostic, LabeledSpan, NamedSource, SourceCode};
+use miette::{Diagnostic, LabeledSpan, SourceCode};
 
 use crate::source::{Source, Span};
 
@@ -18,7 +18,7 @@ pub struct InputError {
 #[derive(Debug, Default)]
 struct Detail {
     help: Option<String>,
-    source: Option<NamedSource<String>>,
+    source: Option<Source>,
     location: Option<(usize, usize)>,
     labels: Vec<(Span, String)>,
 }
@@ -54,7 +54,7 @@ impl InputError {
             return self;
         }
         if self.detail.source.is_none() {
-            self.detail.source = Some(NamedSource::new(&source.name, source.text.clone()));
+            self.detail.source = Some(source.clone());
         }
         self.detail.labels.push((span, label.into()));
         self
@@ -96,7 +96,7 @@ impl Diagnostic for InputError {
     }
 
     fn source_code(&self) -> Option<&dyn SourceCode> {
-        self.detail.source.as_ref().map(|s| s as &dyn SourceCode)
+        self.detail.source.as_deref().map(|s| s as &dyn SourceCode)
     }
 
     fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {

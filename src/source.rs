@@ -42,13 +42,17 @@ impl SourceFile {
         Ok(SourceFile::new(name, path, text))
     }
 
-    /// 1-based line and column (in characters) of a byte offset.
-    pub fn line_col(&self, offset: usize) -> (usize, usize) {
-        let starts = self.line_starts.get_or_init(|| {
+    fn line_starts(&self) -> &[usize] {
+        self.line_starts.get_or_init(|| {
             std::iter::once(0)
                 .chain(self.text.match_indices('\n').map(|(i, _)| i + 1))
                 .collect()
-        });
+        })
+    }
+
+    /// 1-based line and column (in characters) of a byte offset.
+    pub fn line_col(&self, offset: usize) -> (usize, usize) {
+        let starts = self.line_starts();
         let offset = floor_char_boundary(&self.text, offset.min(self.text.len()));
         let line = starts.partition_point(|&start| start <= offset);
         let line_start = starts[line - 1];
@@ -75,6 +79,39 @@ impl SourceFile {
     /// Byte offset of a 1-based line and 1-based character column, clamped to the text.
     pub fn offset_of(&self, line: usize, column: usize) -> usize {
         offset_of(&self.text, line, column)
+    }
+}
+
+/// Diagnostics read snippets through the line index, so rendering one near the end of a
+/// large file does not rescan it from the start, and sources are shared, not copied.
+impl miette::SourceCode for SourceFile {
+    fn read_span<'a>(
+        &'a self,
+        span: &miette::SourceSpan,
+        context_lines_before: usize,
+        context_lines_after: usize,
+    ) -> Result<Box<dyn miette::SpanContents<'a> + 'a>, miette::MietteError> {
+        let starts = self.line_starts();
+        let line_of = |offset: usize| starts.partition_point(|&s| s <= offset).saturating_sub(1);
+        let first = line_of(span.offset()).saturating_sub(context_lines_before);
+        let last =
+            (line_of(span.offset() + span.len()) + context_lines_after).min(starts.len() - 1);
+        let from = starts[first];
+        let to = starts.get(last + 1).copied().unwrap_or(self.text.len());
+        if span.offset() < from || span.offset() + span.len() > self.text.len() {
+            return Err(miette::MietteError::OutOfBounds);
+        }
+        let local = miette::SourceSpan::new((span.offset() - from).into(), span.len());
+        let inner =
+            self.text[from..to].read_span(&local, context_lines_before, context_lines_after)?;
+        Ok(Box::new(miette::MietteSpanContents::new_named(
+            self.name.clone(),
+            inner.data(),
+            miette::SourceSpan::new((inner.span().offset() + from).into(), inner.span().len()),
+            inner.line() + first,
+            inner.column(),
+            inner.line_count(),
+        )))
     }
 }
 

@@ -100,7 +100,7 @@ fn rule_severities_and_selection_from_config_and_flags() {
     let verdict = world.run();
     assert_eq!(verdict.codes(), ["FZ101", "FZ104", "FZ301"]);
     assert_eq!(verdict.one("FZ301")["severity"], "warning");
-    assert_eq!(verdict.json["summary"]["rules"], 19);
+    assert_eq!(verdict.json["summary"]["rules"], 21);
 
     let mut world = failing_world();
     world.extra_args = vec![
@@ -183,7 +183,7 @@ fn an_org_rule_directory_works_without_rebuilding() {
             .contains("today is 2026-11-30"),
         "{v}"
     );
-    assert_eq!(verdict.json["summary"]["rules"], 21);
+    assert_eq!(verdict.json["summary"]["rules"], 23);
 
     world.entry_mut().insert(
         "reason".into(),
@@ -429,7 +429,7 @@ fn rules_and_explain() {
         .iter()
         .map(|r| r["code"].as_str().unwrap())
         .collect();
-    assert_eq!(codes.len(), 22);
+    assert_eq!(codes.len(), 24);
     assert_eq!(codes[0], "FZ001");
     assert!(codes.contains(&"FZ403"));
     let out = freezegate(dir.path())

@@ -92,6 +92,17 @@ fn run_policy(script: &str, line: usize) {
     world
         .files
         .push(("org/doc_example.rhai".into(), script.to_string()));
+    // Coverage too, so the examples that use it run for real.
+    let frozen = format!("{}|run", common::FROZEN);
+    let property = format!("{}|run", common::PROPERTY);
+    let coverage = serde_json::json!({ "files": { "app/m.py": { "contexts": {
+        "1": [""], "2": [frozen], "3": [frozen, property], "4": [property] } } } });
+    world
+        .files
+        .push(("gate/coverage.json".into(), coverage.to_string()));
+    world
+        .extra_args
+        .extend(["--coverage".into(), "gate/coverage.json".into()]);
     let dir = tempfile::tempdir().unwrap();
     let out = world.run_in(dir.path(), "json");
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -249,6 +260,14 @@ fn every_binding_and_helper_is_documented() {
         "samples.session",
         "samples.has_properties",
         "results.outcome(",
+        "coverage.has(",
+        "coverage.lines(",
+        "coverage.unique_lines(",
+        "coverage.at_stake(",
+        "coverage.covered(",
+        "coverage.share(",
+        "coverage.uncovered(",
+        "coverage.tests",
         "print(",
         "debug(",
         "--trace",

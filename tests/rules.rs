@@ -23,7 +23,7 @@ fn the_base_world_passes_every_rule() {
     let world = World::passing();
     let verdict = world.run();
     assert_eq!(verdict.code, 0, "{:#?}", verdict.violations());
-    assert_eq!(verdict.json["summary"]["rules"], 20);
+    assert_eq!(verdict.json["summary"]["rules"], 22);
     assert_eq!(verdict.json["summary"]["freezes"], 1);
     assert_eq!(verdict.json["version"], 1);
 }

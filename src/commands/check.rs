@@ -13,6 +13,7 @@ use crate::engine::selection::Selection;
 use crate::engine::ScriptEngine;
 use crate::engine::{RawReport, Target};
 use crate::error::InputError;
+use crate::inputs::coverage::Coverage;
 use crate::inputs::ids::{self, IdSet};
 use crate::inputs::junit::Results;
 use crate::inputs::ledger::Ledger;
@@ -97,8 +98,19 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &CheckArgs) -> Result<u
             selection.count()
         );
     }
+    let loaded = Instant::now();
     let facts = gather(cwd, &gate.config, args)?;
+    let gathered = Instant::now();
     let (evaluation, report) = judge(&gate, &facts, &selection)?;
+    if args.verbose {
+        let ms = |from: Instant, to: Instant| (to - from).as_secs_f64() * 1000.0;
+        eprintln!(
+            "timing: config and policies {:.1} ms, inputs {:.1} ms, rules and report {:.1} ms",
+            ms(started, loaded),
+            ms(loaded, gathered),
+            ms(gathered, Instant::now())
+        );
+    }
     if args.trace {
         for (script, elapsed, count) in &evaluation.timings {
             eprintln!(
@@ -113,10 +125,15 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &CheckArgs) -> Result<u
     }
     let colour = args.output.is_none() && human::use_colour(std::io::stdout().is_terminal());
     emit(
-        &args.format.render(&report, colour),
+        &args
+            .format
+            .render_capped(&report, colour, args.max_diagnostics),
         args.output.as_deref(),
         cwd,
     )?;
+    if let Some(path) = &args.history {
+        record_history(cwd, path, &gate.config, &facts, &report, args.deny_warnings)?;
+    }
     if args.verbose {
         eprintln!(
             "checked in {:.1} ms",
@@ -128,6 +145,26 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &CheckArgs) -> Result<u
     } else {
         EXIT_PASS
     })
+}
+
+/// Appends this run to the `--history` file (one JSON line; see [`crate::history`]).
+fn record_history(
+    cwd: &Path,
+    path: &Path,
+    config: &Config,
+    facts: &Facts,
+    report: &Report,
+    deny_warnings: bool,
+) -> Result<(), InputError> {
+    let input = cli_input(cwd, path, &config.repo_root);
+    let record = crate::history::Record::of_run(
+        report,
+        facts.today,
+        crate::history::head_commit(&config.repo_root),
+        facts.target_branch.clone(),
+        report.failed(deny_warnings),
+    );
+    crate::history::append(&input.path, &input.name, &record)
 }
 
 /// Runs the enabled rules over the facts and resolves what they reported: the one
@@ -219,17 +256,16 @@ pub fn gather(cwd: &Path, config: &Config, args: &CheckArgs) -> Result<Facts, In
         };
         Ok((changed, samples, applied_skips, results))
     };
-    let (collected, rest) = std::thread::scope(|scope| {
+    // Coverage reports can be large too: parsed on a thread of their own.
+    let load_coverage = || Coverage::load(&inputs(&args.coverage));
+    let (collected, coverage, rest) = std::thread::scope(|scope| {
         let collected = scope.spawn(load_collected);
+        let coverage = scope.spawn(load_coverage);
         let rest = load_rest();
-        (
-            collected
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-            rest,
-        )
+        (join(collected), join(coverage), rest)
     });
     let collected: Option<IdSet> = collected?;
+    let coverage: Option<Coverage> = coverage?;
     let (changed, samples, applied_skips, results): (Option<IdSet>, _, Option<IdSet>, _) = rest?;
     let today = match &args.today {
         Some(text) => {
@@ -256,8 +292,16 @@ pub fn gather(cwd: &Path, config: &Config, args: &CheckArgs) -> Result<Facts, In
         samples,
         applied_skips,
         results,
+        coverage,
         today,
         target_branch,
         pytest_root: config.pytest_root_in_repo(),
     })
+}
+
+/// A loader thread's result; a panic there is re-raised here.
+fn join<T>(handle: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    handle
+        .join()
+        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }

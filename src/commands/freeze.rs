@@ -162,6 +162,7 @@ fn validate(gate: &Gate, ledger: Ledger, today: Date, test_id: &str) -> Result<R
         samples: None,
         applied_skips: None,
         results: None,
+        coverage: None,
         today: today.0,
         target_branch: None,
         pytest_root: gate.config.pytest_root_in_repo(),

@@ -5,6 +5,7 @@ pub mod freeze;
 pub mod init;
 pub mod rules;
 pub mod skips;
+pub mod stats;
 pub mod test;
 
 use std::io::IsTerminal;
@@ -57,6 +58,7 @@ pub fn run(cli: Cli) -> Result<u8, InputError> {
         Command::Init => init::run(&cwd),
         Command::Freeze(args) => freeze::run(&cwd, config_path.as_deref(), &args),
         Command::Test(args) => test::run(&cwd, config_path.as_deref(), &args),
+        Command::Stats(args) => stats::run(&cwd, config_path.as_deref(), &args),
         Command::Completions(args) => {
             use clap::CommandFactory;
             clap_complete::generate(

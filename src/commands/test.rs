@@ -30,7 +30,7 @@ pub const CONFIG_FILE: &str = "freezegate.toml";
 /// The inputs a case can give, each under one of its conventional file names, with the
 /// `check` flag it stands for. The ledger is required; the others are optional (and can
 /// be dropped from what a case inherits with `omit`).
-pub const CASE_INPUTS: [(&str, &[&str], &str); 6] = [
+pub const CASE_INPUTS: [(&str, &[&str], &str); 7] = [
     (
         "ledger",
         &[
@@ -58,6 +58,7 @@ pub const CASE_INPUTS: [(&str, &[&str], &str); 6] = [
         "--applied-skips",
     ),
     ("results", &["junit.xml"], "--junit"),
+    ("coverage", &["coverage.json"], "--coverage"),
 ];
 
 #[derive(Debug, Deserialize)]
@@ -504,7 +505,7 @@ fn prepare(
             .any(|(input, _, _)| input == omitted && *input != "ledger")
         {
             return Err(case_err(format!(
-                "omit names `{omitted}`; inputs that can be omitted: collected, changed, samples, applied_skips, results"
+                "omit names `{omitted}`; inputs that can be omitted: collected, changed, samples, applied_skips, results, coverage"
             )));
         }
     }

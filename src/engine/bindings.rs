@@ -148,6 +148,8 @@ pub fn register(engine: &mut Engine, pytest_root: String) {
             format!("Results({} test cases)", r.len())
         });
 
+    crate::engine::coverage::register(engine);
+
     engine
         .register_type_with_name::<Owners>("Owners")
         .register_fn("of", |o: &mut Owners, path: &str| -> Array {
@@ -179,6 +181,17 @@ pub fn register(engine: &mut Engine, pytest_root: String) {
             },
         )
         .register_fn("is_blank", is_blank)
+        .register_type_with_name::<FirstIndex>("FirstIndex")
+        .register_fn("index_by", index_by)
+        .register_fn("get", |index: &mut FirstIndex, key: &str| {
+            index
+                .0
+                .get(key)
+                .map_or(Dynamic::UNIT, |&i| Dynamic::from_int(i))
+        })
+        .register_fn("contains", |index: &mut FirstIndex, key: &str| {
+            index.0.contains_key(key)
+        })
         .register_fn("file_of", |id: &str| ids::file_of(id).to_string())
         .register_fn("is_node_id", |s: &str| ids::is_node_id(s))
         .register_fn("is_node_id", |_: ()| false)
@@ -186,6 +199,28 @@ pub fn register(engine: &mut Engine, pytest_root: String) {
             ids::repo_file(&pytest_root, id)
         })
         .register_fn("properties", properties);
+}
+
+/// For each distinct string value of `field` among maps, the position of the first map
+/// holding it: duplicate detection in one native pass (a script map grown one key at a
+/// time is quadratic under Rhai's size checks).
+#[derive(Debug, Clone)]
+pub struct FirstIndex(std::sync::Arc<rustc_hash::FxHashMap<String, INT>>);
+
+fn index_by(items: Array, field: &str) -> FirstIndex {
+    let mut index = rustc_hash::FxHashMap::default();
+    for (position, item) in items.iter().enumerate() {
+        let Some(map) = item.read_lock::<Map>() else {
+            continue;
+        };
+        let value = map
+            .get(field)
+            .and_then(|v| v.clone().into_immutable_string().ok());
+        if let Some(value) = value {
+            index.entry(value.to_string()).or_insert(position as INT);
+        }
+    }
+    FirstIndex(std::sync::Arc::new(index))
 }
 
 /// Absent, `()`, an empty or all-whitespace string, or an empty list.

@@ -2,11 +2,13 @@
 //! the `report` / `require` functions scripts call.
 
 pub mod bindings;
+pub mod coverage;
 pub mod policy;
 pub mod selection;
 
+use std::cell::RefCell;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use rhai::{Dynamic, Engine, EvalAltResult, Map, NativeCallContext, Position, Scope};
@@ -70,10 +72,32 @@ struct RunState {
 
 const MISSING_INPUT: &str = "freezegate: missing input";
 
+thread_local! {
+    /// The script this thread is running and what it has reported. Scripts run on
+    /// several threads at once (one engine, shared), so run state is per thread.
+    static RUN: RefCell<RunState> = RefCell::default();
+    /// The bindings the script on this thread sees.
+    static BINDINGS: RefCell<HashMap<&'static str, Dynamic>> = RefCell::default();
+}
+
+fn with_run<R>(f: impl FnOnce(&mut RunState) -> R) -> R {
+    RUN.with(|run| f(&mut run.borrow_mut()))
+}
+
+fn binding(name: &str) -> Option<Dynamic> {
+    BINDINGS.with(|b| b.borrow().get(name).cloned())
+}
+
+/// What running one script produced.
+struct ScriptRun {
+    reports: Vec<RawReport>,
+    missing: Vec<String>,
+    elapsed: Duration,
+    result: Result<(), Box<EvalAltResult>>,
+}
+
 pub struct ScriptEngine {
     engine: Engine,
-    state: Arc<Mutex<RunState>>,
-    bindings: Arc<RwLock<HashMap<&'static str, Dynamic>>>,
     limits: Limits,
     /// The `owners` binding (config `owners_file`), when configured.
     owners: Option<Owners>,
@@ -87,8 +111,6 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 impl ScriptEngine {
     pub fn new(limits: &Limits, pytest_root: String, resolver: PolicyDirResolver) -> ScriptEngine {
-        let state: Arc<Mutex<RunState>> = Arc::default();
-        let bindings: Arc<RwLock<HashMap<&'static str, Dynamic>>> = Arc::default();
         let modules = resolver.sources.clone();
         let mut engine = Engine::new();
         engine
@@ -110,9 +132,8 @@ impl ScriptEngine {
         engine.register_fn("exit", no_exit);
         engine.register_fn("exit", move |_: Dynamic| no_exit());
 
-        let print_state = state.clone();
         engine.on_print(move |text| {
-            let script = lock(&print_state).script.clone();
+            let script = with_run(|run| run.script.clone());
             eprintln!("[{script}] {text}");
         });
         engine.on_debug(|text, source, pos| {
@@ -122,16 +143,14 @@ impl ScriptEngine {
                 pos.line().unwrap_or(0)
             );
         });
-        let progress_state = state.clone();
         engine.on_progress(move |ops| {
             if ops % 4096 != 0 {
                 return None;
             }
-            let deadline = lock(&progress_state).deadline?;
+            let deadline = with_run(|run| run.deadline)?;
             (Instant::now() > deadline).then(|| Dynamic::from("wall-time limit"))
         });
 
-        let var_bindings = bindings.clone();
         #[allow(deprecated)]
         engine.on_var(move |name, index, context| {
             if index > 0
@@ -140,14 +159,11 @@ impl ScriptEngine {
             {
                 return Ok(None);
             }
-            let bindings = var_bindings.read().unwrap_or_else(|p| p.into_inner());
-            Ok(Some(bindings.get(name).cloned().unwrap_or(Dynamic::UNIT)))
+            Ok(Some(binding(name).unwrap_or(Dynamic::UNIT)))
         });
 
         bindings::register(&mut engine, pytest_root);
-        register_report(&mut engine, &state);
-        let require_bindings = bindings.clone();
-        let require_state = state.clone();
+        register_report(&mut engine);
         engine.register_fn(
             "require",
             move |context: NativeCallContext, name: &str| -> Result<Dynamic, Box<EvalAltResult>> {
@@ -163,16 +179,11 @@ impl ScriptEngine {
                     )
                     .into());
                 }
-                let value = require_bindings
-                    .read()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .get(name)
-                    .cloned();
-                match value {
+                match binding(name) {
                     Some(value) if !value.is_unit() => Ok(value),
                     _ => {
                         // Recorded before throwing, so a script that catches the error still fails the gate.
-                        lock(&require_state).missing.push(name.to_string());
+                        with_run(|run| run.missing.push(name.to_string()));
                         Err(EvalAltResult::ErrorRuntime(
                             MISSING_INPUT.into(),
                             context.call_position(),
@@ -185,8 +196,6 @@ impl ScriptEngine {
 
         ScriptEngine {
             engine,
-            state,
-            bindings,
             limits: limits.clone(),
             owners: None,
             modules,
@@ -214,69 +223,72 @@ impl ScriptEngine {
         check_string_sizes(facts, &self.limits)?;
         let ledger = ledger_value(facts);
         let params = params_value(params);
-        {
-            let mut bindings = self.bindings.write().unwrap_or_else(|p| p.into_inner());
-            bindings.clear();
-            let mut set = |name: &'static str, value: Option<Dynamic>| {
-                bindings.insert(name, value.unwrap_or(Dynamic::UNIT));
-            };
-            set("collected", facts.collected.clone().map(Dynamic::from));
-            set("changed", facts.changed.clone().map(Dynamic::from));
-            set("samples", facts.samples.clone().map(Dynamic::from));
-            set(
-                "applied_skips",
-                facts.applied_skips.clone().map(Dynamic::from),
-            );
-            set(
-                "derived_skips",
-                Some(Dynamic::from(IdSet::from_iter(
-                    facts.ledger.derived_skips(),
-                ))),
-            );
-            set("results", facts.results.clone().map(Dynamic::from));
-            set("today", Some(Dynamic::from(bindings::Date(facts.today))));
-            set(
-                "target_branch",
-                facts.target_branch.clone().map(Dynamic::from),
-            );
-            set("owners", self.owners.clone().map(Dynamic::from));
-        }
-        for script in &pack.scripts {
-            if !script.rules.iter().any(|r| selection.is_enabled(&r.code)) {
-                continue;
+        let mut shared: HashMap<&'static str, Dynamic> = HashMap::new();
+        let mut set = |name: &'static str, value: Option<Dynamic>| {
+            shared.insert(name, value.unwrap_or(Dynamic::UNIT));
+        };
+        set("collected", facts.collected.clone().map(Dynamic::from));
+        set("changed", facts.changed.clone().map(Dynamic::from));
+        set("samples", facts.samples.clone().map(Dynamic::from));
+        set(
+            "applied_skips",
+            facts.applied_skips.clone().map(Dynamic::from),
+        );
+        let derived: IdSet = facts.ledger.derived_skips().into_iter().collect();
+        set("derived_skips", Some(Dynamic::from(derived)));
+        set("results", facts.results.clone().map(Dynamic::from));
+        set("coverage", facts.coverage.clone().map(Dynamic::from));
+        set("today", Some(Dynamic::from(bindings::Date(facts.today))));
+        set(
+            "target_branch",
+            facts.target_branch.clone().map(Dynamic::from),
+        );
+        set("owners", self.owners.clone().map(Dynamic::from));
+
+        let jobs: Vec<&Script> = pack
+            .scripts
+            .iter()
+            .filter(|script| script.rules.iter().any(|r| selection.is_enabled(&r.code)))
+            .collect();
+        // Scripts are independent: run them on every core, one engine shared.
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let workers = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(jobs.len())
+            .max(1);
+        let worker = || {
+            let mut done = Vec::new();
+            loop {
+                let index = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(script) = jobs.get(index) else { break };
+                done.push((
+                    index,
+                    self.run_script(script, selection, &shared, &ledger, &params),
+                ));
             }
-            {
-                // Fresh copies per script: one script cannot change what the next one sees.
-                let mut bindings = self.bindings.write().unwrap_or_else(|p| p.into_inner());
-                bindings.insert("ledger", ledger.clone().into_shared());
-                bindings.insert("params", params.clone().into_shared());
+            done
+        };
+        let mut runs: Vec<(usize, ScriptRun)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (1..workers).map(|_| scope.spawn(worker)).collect();
+            let mut runs = worker();
+            for handle in handles {
+                runs.extend(
+                    handle
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                );
             }
-            let started = Instant::now();
-            {
-                let mut state = lock(&self.state);
-                state.script = script.name.clone();
-                state.codes = script.rules.iter().map(|r| r.code.clone()).collect();
-                state.enabled = script
-                    .rules
-                    .iter()
-                    .map(|r| (r.code.clone(), selection.is_enabled(&r.code)))
-                    .collect();
-                state.missing.clear();
-                state.deadline = Some(started + Duration::from_millis(self.limits.wall_time_ms));
-            }
-            let result = self
-                .engine
-                .run_ast_with_scope(&mut Scope::new(), &script.ast);
-            let mut state = lock(&self.state);
-            let reports = std::mem::take(&mut state.reports);
-            let missing = std::mem::take(&mut state.missing);
-            drop(state);
-            let count = reports.len();
-            evaluation.reports.extend(reports);
-            if !missing.is_empty() {
+            runs
+        });
+        runs.sort_by_key(|(index, _)| *index);
+        for (index, run) in runs {
+            let script = jobs[index];
+            let count = run.reports.len();
+            evaluation.reports.extend(run.reports);
+            if !run.missing.is_empty() {
                 evaluation
                     .reports
-                    .extend(missing_input_reports(script, &missing, selection));
+                    .extend(missing_input_reports(script, &run.missing, selection));
                 evaluation.not_evaluated.extend(
                     script
                         .rules
@@ -284,16 +296,65 @@ impl ScriptEngine {
                         .filter(|r| selection.is_enabled(&r.code))
                         .map(|r| r.code.clone()),
                 );
-            } else if let Err(err) = result {
+            } else if let Err(err) = run.result {
                 return Err(script_error(script, &err, &self.limits, &self.modules));
             }
             evaluation
                 .timings
-                .push((script.name.clone(), started.elapsed(), count));
+                .push((script.name.clone(), run.elapsed, count));
         }
         evaluation.not_evaluated.sort();
         evaluation.not_evaluated.dedup();
         Ok(evaluation)
+    }
+
+    /// Runs one script on this thread with fresh copies of the mutable bindings, so one
+    /// script cannot change what another sees.
+    fn run_script(
+        &self,
+        script: &Script,
+        selection: &Selection,
+        shared: &HashMap<&'static str, Dynamic>,
+        ledger: &Dynamic,
+        params: &Dynamic,
+    ) -> ScriptRun {
+        BINDINGS.with(|b| {
+            let mut b = b.borrow_mut();
+            b.clone_from(shared);
+            b.insert("ledger", ledger.clone().into_shared());
+            b.insert("params", params.clone().into_shared());
+        });
+        let started = Instant::now();
+        with_run(|run| {
+            *run = RunState {
+                script: script.name.clone(),
+                codes: script.rules.iter().map(|r| r.code.clone()).collect(),
+                enabled: script
+                    .rules
+                    .iter()
+                    .map(|r| (r.code.clone(), selection.is_enabled(&r.code)))
+                    .collect(),
+                reports: Vec::new(),
+                missing: Vec::new(),
+                deadline: Some(started + Duration::from_millis(self.limits.wall_time_ms)),
+            };
+        });
+        let result = self
+            .engine
+            .run_ast_with_scope(&mut Scope::new(), &script.ast);
+        let (reports, missing) = with_run(|run| {
+            (
+                std::mem::take(&mut run.reports),
+                std::mem::take(&mut run.missing),
+            )
+        });
+        BINDINGS.with(|b| b.borrow_mut().clear());
+        ScriptRun {
+            reports,
+            missing,
+            elapsed: started.elapsed(),
+            result,
+        }
     }
 }
 
@@ -333,16 +394,24 @@ fn missing_input_reports(
         .collect()
 }
 
-fn register_report(engine: &mut Engine, state: &Arc<Mutex<RunState>>) {
+fn register_report(engine: &mut Engine) {
     fn record(
-        state: &Mutex<RunState>,
         context: &NativeCallContext,
         code: &str,
         target: Option<Map>,
         field: Option<&str>,
         message: String,
     ) -> Result<(), Box<EvalAltResult>> {
-        let mut state = lock(state);
+        with_run(|state| record_in(state, context, code, target, field, message))
+    }
+    fn record_in(
+        state: &mut RunState,
+        context: &NativeCallContext,
+        code: &str,
+        target: Option<Map>,
+        field: Option<&str>,
+        message: String,
+    ) -> Result<(), Box<EvalAltResult>> {
         if !state.codes.iter().any(|c| c == code) {
             let declared = state.codes.join(", ");
             return Err(EvalAltResult::ErrorRuntime(
@@ -389,41 +458,30 @@ fn register_report(engine: &mut Engine, state: &Arc<Mutex<RunState>>) {
         });
         Ok(())
     }
-    let s = state.clone();
     engine.register_fn(
         "report",
-        move |ctx: NativeCallContext, code: &str, message: Dynamic| {
-            record(&s, &ctx, code, None, None, message.to_string())
+        |ctx: NativeCallContext, code: &str, message: Dynamic| {
+            record(&ctx, code, None, None, message.to_string())
         },
     );
-    let s = state.clone();
     engine.register_fn(
         "report",
-        move |ctx: NativeCallContext, code: &str, entry: Map, message: Dynamic| {
-            record(&s, &ctx, code, Some(entry), None, message.to_string())
+        |ctx: NativeCallContext, code: &str, entry: Map, message: Dynamic| {
+            record(&ctx, code, Some(entry), None, message.to_string())
         },
     );
-    let s = state.clone();
     engine.register_fn(
         "report",
-        move |ctx: NativeCallContext, code: &str, test_id: &str, message: Dynamic| {
+        |ctx: NativeCallContext, code: &str, test_id: &str, message: Dynamic| {
             let mut map = Map::new();
             map.insert("test_id".into(), test_id.into());
-            record(&s, &ctx, code, Some(map), None, message.to_string())
+            record(&ctx, code, Some(map), None, message.to_string())
         },
     );
-    let s = state.clone();
     engine.register_fn(
         "report",
-        move |ctx: NativeCallContext, code: &str, entry: Map, field: &str, message: Dynamic| {
-            record(
-                &s,
-                &ctx,
-                code,
-                Some(entry),
-                Some(field),
-                message.to_string(),
-            )
+        |ctx: NativeCallContext, code: &str, entry: Map, field: &str, message: Dynamic| {
+            record(&ctx, code, Some(entry), Some(field), message.to_string())
         },
     );
 }

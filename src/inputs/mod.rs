@@ -1,5 +1,6 @@
 //! The facts a gate run looks at, each loaded from its file (or tool) once.
 
+pub mod coverage;
 pub mod ids;
 pub mod junit;
 pub mod ledger;
@@ -12,6 +13,7 @@ use std::path::PathBuf;
 
 use crate::error::InputError;
 use crate::source::{Source, SourceFile};
+use coverage::Coverage;
 use ids::IdSet;
 use junit::Results;
 use ledger::Ledger;
@@ -26,6 +28,8 @@ pub struct Facts {
     pub samples: Option<Samples>,
     pub applied_skips: Option<IdSet>,
     pub results: Option<Results>,
+    /// Lines per test from `--coverage` reports (optional, like `results`).
+    pub coverage: Option<Coverage>,
     pub today: jiff::civil::Date,
     pub target_branch: Option<String>,
     /// pytest's rootdir relative to the repository root (`""` when the same).
@@ -64,7 +68,7 @@ pub fn read_merged(
 }
 
 /// The input names scripts can `require`, with the flags that provide each.
-pub const INPUTS: [(&str, &str); 11] = [
+pub const INPUTS: [(&str, &str); 12] = [
     ("ledger", "--ledger FILE (or `ledger` in config)"),
     ("collected", "--collected FILE or --collect"),
     ("changed", "--changed FILE or --base REF"),
@@ -79,6 +83,7 @@ pub const INPUTS: [(&str, &str); 11] = [
         "--target-branch NAME (or a git checkout on a branch)",
     ),
     ("owners", "`owners_file` in config (a CODEOWNERS file)"),
+    ("coverage", "--coverage FILE"),
 ];
 
 pub fn flag_for(input: &str) -> &'static str {

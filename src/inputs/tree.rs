@@ -335,7 +335,31 @@ fn yaml_node(source: &Source, spanned: serde_saphyr::Spanned<YamlValue>) -> Node
                 .collect(),
         ),
     };
+    let span = match &value {
+        Value::Seq(items) => yaml_container_span(source, span, items.last()),
+        Value::Map(entries) => yaml_container_span(source, span, entries.last().map(|(_, v)| v)),
+        _ => span,
+    };
     Node { value, span }
+}
+
+/// The parser marks a collection by its first character only (`[`, `{`, a dash or a
+/// key): widen the span over its last child and a flow collection's closing bracket,
+/// so a label underlines the whole value and `text[span]` is the value.
+fn yaml_container_span(source: &Source, span: Span, last: Option<&Node>) -> Span {
+    let text = source.text.as_str();
+    let mut end = span.end.max(last.map_or(0, |n| n.span.end));
+    let close = match text.as_bytes().get(span.start) {
+        Some(b'[') => ']',
+        Some(b'{') => '}',
+        _ => return span.start..end,
+    };
+    let rest =
+        text[end.max(span.start + 1)..].trim_start_matches(|c: char| c.is_whitespace() || c == ',');
+    if rest.starts_with(close) {
+        end = text.len() - rest.len() + 1;
+    }
+    span.start..end
 }
 
 /// A YAML value whose children carry their locations.
@@ -460,6 +484,26 @@ mod tests {
             assert!(spans[0].1.contains("zoë"), "{spans:?}");
             assert!(spans[1].1.contains("2026-10-26"), "{spans:?}");
         }
+    }
+
+    #[test]
+    fn yaml_collections_span_their_whole_value() {
+        let text = "freezes:\n  - owner: x\n    compensating_property: []\n    list:\n      - \"a\"\n      - b\n    flow: [ \"c\", {d: 1} ]\n";
+        let spans = spans_of(text, Format::Yaml);
+        assert_eq!(spans[1], ("compensating_property".into(), "[]".into()));
+        assert_eq!(spans[2], ("list".into(), "- \"a\"\n      - b".into()));
+        assert_eq!(spans[3], ("flow".into(), "[ \"c\", {d: 1} ]".into()));
+        let source = SourceFile::new("t", "t", text);
+        let entry = &parse(&source, Format::Yaml)
+            .unwrap()
+            .get("freezes")
+            .unwrap()
+            .clone();
+        let Value::Seq(items) = &entry.value else {
+            panic!()
+        };
+        assert!(text[items[0].span.clone()].starts_with("owner: x"));
+        assert!(text[items[0].span.clone()].ends_with("{d: 1} ]"));
     }
 
     #[test]

@@ -3,9 +3,7 @@
 
 use std::fmt;
 
-use miette::{
-    Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, SourceCode,
-};
+use miette::{Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, SourceCode};
 
 use super::{Report, Violation};
 use crate::engine::policy::Severity;
@@ -28,7 +26,7 @@ pub fn handler(colour: bool) -> GraphicalReportHandler {
 
 struct ViolationDiagnostic<'a> {
     violation: &'a Violation,
-    source: Option<NamedSource<String>>,
+    source: Option<crate::source::Source>,
 }
 
 impl fmt::Debug for ViolationDiagnostic<'_> {
@@ -71,7 +69,7 @@ impl Diagnostic for ViolationDiagnostic<'_> {
     }
 
     fn source_code(&self) -> Option<&dyn SourceCode> {
-        self.source.as_ref().map(|s| s as &dyn SourceCode)
+        self.source.as_deref().map(|s| s as &dyn SourceCode)
     }
 
     fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
@@ -88,19 +86,50 @@ impl Diagnostic for ViolationDiagnostic<'_> {
     }
 }
 
+/// Every violation as a diagnostic.
 pub fn render(report: &Report, colour: bool) -> String {
+    render_capped(report, colour, 0)
+}
+
+/// At most `max` diagnostics (0: all), then how many more there are per rule, so a
+/// run with thousands of violations stays readable and fast.
+pub fn render_capped(report: &Report, colour: bool, max: usize) -> String {
     let handler = handler(colour);
     let mut out = String::new();
-    for violation in &report.violations {
+    let shown = if max == 0 {
+        report.violations.len()
+    } else {
+        max.min(report.violations.len())
+    };
+    for violation in &report.violations[..shown] {
         let diagnostic = ViolationDiagnostic {
             violation,
             source: violation
                 .location
                 .as_ref()
                 .filter(|(source, span)| source.snippet_fits(span.start))
-                .map(|(source, _)| NamedSource::new(&source.name, source.text.clone())),
+                .map(|(source, _)| source.clone()),
         };
         let _ = handler.render_report(&mut out, &diagnostic);
+        out.push('\n');
+    }
+    let hidden = &report.violations[shown..];
+    if !hidden.is_empty() {
+        let mut per_rule: Vec<(&str, &str, usize)> = Vec::new();
+        for v in hidden {
+            match per_rule.iter_mut().find(|(code, _, _)| *code == v.code) {
+                Some(entry) => entry.2 += 1,
+                None => per_rule.push((&v.code, &v.name, 1)),
+            }
+        }
+        per_rule.sort_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(b.0)));
+        out.push_str(&format!(
+            "… and {} more not shown (--max-diagnostics 0 shows all; --format json lists every one):\n",
+            hidden.len()
+        ));
+        for (code, name, count) in per_rule {
+            out.push_str(&format!("  {code} {name}: {count}\n"));
+        }
         out.push('\n');
     }
     out.push_str(&summary_line(report));

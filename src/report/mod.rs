@@ -7,6 +7,7 @@ pub mod json;
 pub mod junit;
 pub mod markdown;
 pub mod sarif;
+pub mod stats;
 
 use serde::Serialize;
 
@@ -88,8 +89,13 @@ pub enum Format {
 
 impl Format {
     pub fn render(self, report: &Report, colour: bool) -> String {
+        self.render_capped(report, colour, 0)
+    }
+
+    /// Like [`Format::render`], with the human output capped at `max` diagnostics.
+    pub fn render_capped(self, report: &Report, colour: bool, max: usize) -> String {
         match self {
-            Format::Human => human::render(report, colour),
+            Format::Human => human::render_capped(report, colour, max),
             Format::Json => json::render(report),
             Format::Sarif => sarif::render(report),
             Format::Github => github::render(report),

@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Whole-process benchmark: freezegate (release build, embedded default pack) against the
+same four checks hand-written in plain single-threaded Rust (bench/baseline-rust) and in
+plain Python (bench/baseline.py), on generated workloads.
+
+    python3 bench/compare.py [--runs 5] [--workloads small,large]
+
+Prints, per workload, the median and min-max wall time of each program over the runs, the
+peak RSS, the ratios, and whether each target of issue 7 is met. All three programs must
+report the same number of violations per rule, or the comparison is void.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TODAY = "2026-11-30"
+
+
+def build():
+    subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
+    subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=os.path.join(ROOT, "bench/baseline-rust"), check=True)
+
+
+def timed(cmd, cwd):
+    """Wall time and peak RSS (KiB) of one run, via GNU time's %M."""
+    with tempfile.NamedTemporaryFile("r") as stats:
+        started = time.perf_counter()
+        out = subprocess.run(["/usr/bin/time", "-o", stats.name, "-f", "%M"] + cmd, cwd=cwd, capture_output=True, text=True)
+        elapsed = time.perf_counter() - started
+        rss = int(stats.read().strip().splitlines()[-1])
+    return elapsed, rss, out
+
+
+def counts_from_report(path):
+    report = json.load(open(path))
+    counts = {}
+    for v in report["violations"]:
+        counts[v["code"]] = counts.get(v["code"], 0) + 1
+    return dict(sorted(counts.items()))
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--workloads", default="small,large")
+    args = parser.parse_args()
+    build()
+    freezegate = os.path.join(ROOT, "target/release/freezegate")
+    baseline = os.path.join(ROOT, "bench/baseline-rust/target/release/freezegate-baseline")
+    ok = True
+    for workload in args.workloads.split(","):
+        data = os.path.join(ROOT, "target/bench", workload)
+        subprocess.run([sys.executable, os.path.join(ROOT, "bench/generate.py"), workload, data], check=True)
+        input_bytes = sum(os.path.getsize(os.path.join(data, f)) for f in os.listdir(data) if os.path.isfile(os.path.join(data, f)))
+        report = os.path.join(data, "report.json")
+        programs = {
+            "freezegate": [freezegate, "check", "--today", TODAY, "--collected", "collected.txt", "--changed", "changed.txt",
+                           "--samples", "samples.json", "--applied-skips", "skipped.json", "--target-branch", "main",
+                           "--format", "json", "--output", report],
+            "rust": [baseline, ".", TODAY],
+            "python": [sys.executable, os.path.join(ROOT, "bench/baseline.py"), ".", TODAY],
+        }
+        results, verdicts = {}, {}
+        for name, cmd in programs.items():
+            times, peaks = [], []
+            for _ in range(args.runs):
+                elapsed, rss, out = timed(cmd, data)
+                if out.returncode not in (0, 1):
+                    sys.exit(f"{name} failed on {workload}: {out.stderr}")
+                times.append(elapsed)
+                peaks.append(rss)
+                verdicts[name] = counts_from_report(report) if name == "freezegate" else json.loads(out.stdout)
+            results[name] = (statistics.median(times), min(times), max(times), max(peaks))
+        if not (verdicts["freezegate"] == verdicts["rust"] == verdicts["python"]):
+            sys.exit(f"{workload}: the programs disagree, comparison void: {verdicts}")
+        print(f"\n{workload}: {input_bytes / 1e6:.1f} MB of input, {args.runs} runs each, violations {verdicts['rust']}")
+        for name, (median, low, high, rss) in results.items():
+            print(f"  {name:<11} median {median * 1000:8.1f} ms  (min {low * 1000:.1f}, max {high * 1000:.1f})  peak RSS {rss / 1024:6.1f} MiB")
+        fg, rust, py = results["freezegate"][0], results["rust"][0], results["python"][0]
+        rss_ratio = results["freezegate"][3] * 1024 / input_bytes
+        print(f"  freezegate / rust   = {fg / rust:.2f}x the time")
+        print(f"  python / freezegate = {py / fg:.2f}x faster")
+        print(f"  peak RSS / input    = {rss_ratio:.2f}x")
+        targets = []
+        if workload == "large":
+            targets = [("no slower than the Rust baseline", fg <= rust),
+                       ("at least 2.5x faster than Python", py / fg >= 2.5),
+                       ("peak RSS at most 2x the input", rss_ratio <= 2.0)]
+        elif workload == "small":
+            targets = [("at least 8x faster than Python", py / fg >= 8.0)]
+        for label, met in targets:
+            print(f"  target: {label}: {'met' if met else 'NOT met'}")
+            ok &= met
+    print(f"\nmachine: {os.cpu_count()} cores; {'all targets met' if ok else 'some targets not met'}")
+
+
+if __name__ == "__main__":
+    main()

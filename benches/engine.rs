@@ -1,0 +1,110 @@
+//! The engine's parts, measured on generated data: parsing each input, compiling the
+//! default pack, and evaluating it. `cargo bench` measures; `cargo test --all-targets`
+//! runs each once. The whole-process comparison with hand-written Rust and Python is
+//! `python3 bench/compare.py`.
+
+use std::path::Path;
+
+use freezegate::commands::check::{judge, Gate};
+use freezegate::config::Config;
+use freezegate::engine::selection::Selection;
+use freezegate::inputs::ids::{self, IdSet, IdSetBuilder};
+use freezegate::inputs::ledger::Ledger;
+use freezegate::inputs::tree::Format;
+use freezegate::inputs::Facts;
+use freezegate::source::SourceFile;
+
+fn main() {
+    divan::main();
+}
+
+const FREEZES: usize = 1_000;
+const COLLECTED: usize = 100_000;
+
+fn collected_text() -> String {
+    let mut text = String::with_capacity(COLLECTED * 48);
+    for i in 0..COLLECTED {
+        text.push_str(&format!(
+            "tests/pkg{}/test_mod{}.py::test_case_{i}\n",
+            i % 97,
+            i / 20
+        ));
+    }
+    text.push_str(&format!("\n{COLLECTED} tests collected in 1.00s\n"));
+    text
+}
+
+fn ledger_text() -> String {
+    let freezes: Vec<serde_json::Value> = (0..FREEZES)
+        .map(|i| {
+            serde_json::json!({
+                "test_id": format!("tests/pkg{}/test_mod{}.py::test_case_{}", (i * 37) % 97, (i * 37) / 20, i * 37),
+                "reason": format!("upstream change TICKET-{i}"), "owner": format!("owner{}", i % 50),
+                "opened": "2026-11-20", "expires": if i % 20 == 0 { "2026-11-25" } else { "2026-12-04" },
+                "invariant": "the result never decreases",
+                "compensating_property": format!("tests/props/test_prop{i}.py::test_property_{i}"),
+                "reused_property": false,
+            })
+        })
+        .collect();
+    serde_json::json!({"schema": 1, "freezes": freezes}).to_string()
+}
+
+fn collected_set(text: String) -> IdSet {
+    let source = SourceFile::new("collected.txt", "collected.txt", text);
+    let ids = ids::parse_collected(&source).expect("valid collection");
+    let mut builder = IdSetBuilder::default();
+    builder.add(source, ids).expect("small input");
+    builder.build()
+}
+
+#[divan::bench(sample_count = 10)]
+fn parse_collected(bencher: divan::Bencher) {
+    bencher
+        .with_inputs(collected_text)
+        .bench_values(collected_set);
+}
+
+#[divan::bench(sample_count = 10)]
+fn parse_ledger(bencher: divan::Bencher) {
+    bencher.with_inputs(ledger_text).bench_values(|text| {
+        Ledger::parse(SourceFile::new("l.json", "l.json", text), Format::Json)
+            .expect("valid ledger")
+    });
+}
+
+#[divan::bench(sample_count = 10)]
+fn compile_pack() -> Gate {
+    Gate::with_config(Config::discover(Path::new("/"), None).expect("defaults"))
+        .expect("the pack compiles")
+}
+
+#[divan::bench(sample_count = 10)]
+fn evaluate_pack(bencher: divan::Bencher) {
+    let gate = compile_pack();
+    let selection = Selection::new(&gate.pack, &gate.config, &[], &[]).expect("rules");
+    let collected = collected_set(collected_text());
+    let ledger_source = ledger_text();
+    bencher
+        .with_inputs(|| Facts {
+            ledger: Ledger::parse(
+                SourceFile::new("l.json", "l.json", ledger_source.clone()),
+                Format::Json,
+            )
+            .unwrap(),
+            collected: Some(collected.clone()),
+            changed: Some(
+                (0..FREEZES)
+                    .map(|i| format!("tests/props/test_prop{i}.py"))
+                    .collect(),
+            ),
+            samples: Some(freezegate::inputs::samples::Samples::default()),
+            applied_skips: Some(IdSet::default()),
+            results: None,
+            coverage: None,
+            today: "2026-11-30".parse().unwrap(),
+            target_branch: Some("main".into()),
+            pytest_root: String::new(),
+        })
+        .bench_refs(|facts| judge(&gate, facts, &selection).expect("evaluates"));
+}

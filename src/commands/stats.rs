@@ -1,0 +1,163 @@
+//! `freezegate stats`: the weekly freeze metrics. The deposit figure is the gate's own
+//! verdict: the same [`gather`] and [`judge`] as `check`, with only the FZ2xx/FZ3xx rules
+//! selected.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use crate::cli::{CheckArgs, StatsArgs, StatsFormat};
+use crate::commands::check::{gather, judge, Gate};
+use crate::commands::{cli_input, emit, EXIT_PASS};
+use crate::engine::bindings::Date;
+use crate::engine::policy::Severity;
+use crate::engine::selection::Selection;
+use crate::engine::Target;
+use crate::error::InputError;
+use crate::report::stats::{self, DepositInput, FreezeFacts, HistoryInput, Inputs, Stats};
+
+/// The rule prefixes whose error-severity violations make a deposit fail.
+const DEPOSIT_PREFIXES: [&str; 2] = ["FZ2", "FZ3"];
+
+pub fn run(cwd: &Path, config_path: Option<&Path>, args: &StatsArgs) -> Result<u8, InputError> {
+    let since = args
+        .since
+        .as_deref()
+        .map(|text| {
+            Date::parse(text).map(|d| d.0).ok_or_else(|| {
+                InputError::usage(format!(
+                    "--since `{text}` is not a real date in YYYY-MM-DD form"
+                ))
+            })
+        })
+        .transpose()?;
+    let gate = Gate::load(cwd, config_path)?;
+    let check_args = args.check_args();
+    let facts = gather(cwd, &gate.config, &check_args)?;
+
+    let prefixes: Vec<String> = DEPOSIT_PREFIXES
+        .iter()
+        .filter(|p| gate.pack.rules.iter().any(|r| r.code.starts_with(**p)))
+        .map(|p| p.to_string())
+        .collect();
+    let mut failing: Vec<BTreeSet<String>> = vec![BTreeSet::new(); facts.ledger.entries.len()];
+    let deposit = if prefixes.is_empty() {
+        DepositInput::NoRules
+    } else {
+        let selection = Selection::new(&gate.pack, &gate.config, &prefixes, &[])?;
+        let (evaluation, report) = judge(&gate, &facts, &selection)?;
+        for raw in &evaluation.reports {
+            let is_deposit = DEPOSIT_PREFIXES.iter().any(|p| raw.code.starts_with(p));
+            if !is_deposit || selection.severity(&raw.code) != Some(Severity::Error) {
+                continue;
+            }
+            if let Target::Entry { index, .. } = raw.target {
+                if let Some(codes) = failing.get_mut(index) {
+                    codes.insert(raw.code.clone());
+                }
+            }
+        }
+        let missing: Vec<String> = report
+            .violations
+            .iter()
+            .filter(|v| v.code == "FZ001")
+            .map(|v| v.message.clone())
+            .collect();
+        if missing.is_empty() && evaluation.not_evaluated.is_empty() {
+            DepositInput::Evaluated
+        } else {
+            DepositInput::Missing(missing)
+        }
+    };
+
+    let text = |entry: &crate::inputs::ledger::Entry, field: &str| {
+        entry
+            .field(field)
+            .and_then(|n| n.as_str())
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+    };
+    let date = |entry: &crate::inputs::ledger::Entry, field: &str| {
+        text(entry, field)
+            .and_then(|t| Date::parse(&t))
+            .map(|d| d.0)
+    };
+    let freezes = facts
+        .ledger
+        .entries
+        .iter()
+        .zip(failing)
+        .map(|(entry, codes)| FreezeFacts {
+            test_id: text(entry, "test_id").unwrap_or_default(),
+            owner: text(entry, "owner"),
+            team: text(entry, "team"),
+            opened: date(entry, "opened"),
+            expires: date(entry, "expires"),
+            failing: codes.into_iter().collect(),
+        })
+        .collect();
+
+    let history = match &args.history {
+        Some(path) => {
+            let input = cli_input(cwd, path, &gate.config.repo_root);
+            let history = crate::history::load(&input.path, &input.name)?;
+            for line in &history.torn_lines {
+                eprintln!(
+                    "warning: {}: line {line} is an unfinished record (an interrupted run); skipped",
+                    input.name
+                );
+            }
+            Some(HistoryInput {
+                name: input.name,
+                since,
+                history,
+            })
+        }
+        None if since.is_some() => {
+            return Err(InputError::usage(
+                "--since filters the run history: give --history PATH too",
+            ))
+        }
+        None => None,
+    };
+
+    let figures = Stats::compute(&Inputs {
+        today: facts.today,
+        expiring_days: i64::from(args.expiring_days),
+        freezes,
+        deposit,
+        history,
+    });
+    let rendered = match args.format {
+        StatsFormat::Human => stats::render_human(&figures),
+        StatsFormat::Json => stats::render_json(&figures),
+        StatsFormat::Markdown => stats::render_markdown(&figures),
+    };
+    emit(&rendered, args.output.as_deref(), cwd)?;
+    Ok(EXIT_PASS)
+}
+
+impl StatsArgs {
+    /// The fact flags as `check` takes them, every other `check` flag at its default, so
+    /// [`gather`] reads exactly what `check` would.
+    pub fn check_args(&self) -> CheckArgs {
+        use clap::{Args, FromArgMatches};
+        let matches = CheckArgs::augment_args(clap::Command::new("check").no_binary_name(true))
+            .try_get_matches_from(Vec::<String>::new())
+            .expect("check has no required flag");
+        let mut check = CheckArgs::from_arg_matches(&matches).expect("defaults parse");
+        check.ledger = self.ledger.clone();
+        check.collected = self.collected.clone();
+        check.collect = self.collect;
+        check.changed = self.changed.clone();
+        check.base = self.base.clone();
+        check.samples = self.samples.clone();
+        check.applied_skips = self.applied_skips.clone();
+        check.junit = self.junit.clone();
+        check.coverage = self.coverage.clone();
+        check.today = self.today.clone();
+        check.target_branch = self.target_branch.clone();
+        check.verbose = self.verbose;
+        check
+    }
+}
