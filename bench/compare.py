@@ -27,14 +27,22 @@ def build():
     subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=os.path.join(ROOT, "bench/baseline-rust"), check=True)
 
 
+class Run:
+    def __init__(self, returncode, stdout, stderr):
+        self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
+
+
 def timed(cmd, cwd):
-    """Wall time and peak RSS (KiB) of one run, via GNU time's %M."""
-    with tempfile.NamedTemporaryFile("r") as stats:
+    """Wall time (spawn to exit) and peak RSS (KiB, from the child's own rusage) of one run."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         started = time.perf_counter()
-        out = subprocess.run(["/usr/bin/time", "-o", stats.name, "-f", "%M"] + cmd, cwd=cwd, capture_output=True, text=True)
+        child = subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=err)
+        _, status, usage = os.wait4(child.pid, 0)
         elapsed = time.perf_counter() - started
-        rss = int(stats.read().strip().splitlines()[-1])
-    return elapsed, rss, out
+        child.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        return elapsed, usage.ru_maxrss, Run(child.returncode, out.read().decode(), err.read().decode())
 
 
 def counts_from_report(path):
@@ -57,7 +65,8 @@ def main():
     for workload in args.workloads.split(","):
         data = os.path.join(ROOT, "target/bench", workload)
         subprocess.run([sys.executable, os.path.join(ROOT, "bench/generate.py"), workload, data], check=True)
-        input_bytes = sum(os.path.getsize(os.path.join(data, f)) for f in os.listdir(data) if os.path.isfile(os.path.join(data, f)))
+        inputs = ["freeze_ledger.json", "collected.txt", "changed.txt", "samples.json", "skipped.json", "freezegate.toml"]
+        input_bytes = sum(os.path.getsize(os.path.join(data, f)) for f in inputs)
         report = os.path.join(data, "report.json")
         programs = {
             "freezegate": [freezegate, "check", "--today", TODAY, "--collected", "collected.txt", "--changed", "changed.txt",

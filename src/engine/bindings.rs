@@ -207,7 +207,7 @@ pub fn register(engine: &mut Engine, pytest_root: String) {
 #[derive(Debug, Clone)]
 pub struct FirstIndex(std::sync::Arc<rustc_hash::FxHashMap<String, INT>>);
 
-fn index_by(items: Array, field: &str) -> FirstIndex {
+fn index_by(items: &mut Array, field: &str) -> FirstIndex {
     let mut index = rustc_hash::FxHashMap::default();
     for (position, item) in items.iter().enumerate() {
         let Some(map) = item.read_lock::<Map>() else {
@@ -239,7 +239,7 @@ fn is_blank(value: Dynamic) -> bool {
 
 /// The compensating properties of an entry as `#{id, field}` maps, so a rule can report
 /// on the exact list item.
-fn properties(entry: Map) -> Array {
+fn properties(entry: &mut Map) -> Array {
     match entry.get("compensating_property") {
         Some(value) if value.is_array() => {
             let items = value.clone().into_array().unwrap_or_default();
