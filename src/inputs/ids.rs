@@ -180,7 +180,7 @@ const CLASSES: [u8; 128] = {
         let b = c as u8;
         let file = b > b' ' && b != b'\\' && b != 127;
         let name = b.is_ascii_alphanumeric() || b == b'_' || b == b'.' || b == b'-';
-        table[c] = (file as u8) * FILE_OK | (name as u8) * NAME_OK;
+        table[c] = ((file as u8) * FILE_OK) | ((name as u8) * NAME_OK);
         c += 1;
     }
     table
