@@ -90,8 +90,9 @@ fn parse_report_target(value: &str) -> Result<ReportTarget, String> {
     })
 }
 
-#[derive(Debug, Args)]
-pub struct CheckArgs {
+/// The facts a run looks at, as `check` and `stats` both take them.
+#[derive(Debug, Clone, Args)]
+pub struct FactArgs {
     /// The freeze ledger (JSON, YAML or TOML by extension).
     #[arg(long, value_name = "FILE")]
     pub ledger: Option<PathBuf>,
@@ -124,13 +125,22 @@ pub struct CheckArgs {
     /// The date rules compare expiry against (default: today, UTC).
     #[arg(long, value_name = "YYYY-MM-DD")]
     pub today: Option<String>,
+    /// The branch this patch targets (default: git's current branch).
+    #[arg(long, value_name = "NAME")]
+    pub target_branch: Option<String>,
+    /// Say what was loaded and how long each input took.
+    #[arg(long, short)]
+    pub verbose: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub facts: FactArgs,
     /// Read config and policies from this commit (e.g. the merge base or origin/main),
     /// never from the working tree, so the patch cannot loosen its own gate.
     #[arg(long, value_name = "REF")]
     pub trusted_ref: Option<String>,
-    /// The branch this patch targets (default: git's current branch).
-    #[arg(long, value_name = "NAME")]
-    pub target_branch: Option<String>,
     /// Only these rule codes or prefixes (comma-separated or repeated).
     #[arg(long, value_delimiter = ',', value_name = "CODES")]
     pub select: Vec<String>,
@@ -156,9 +166,6 @@ pub struct CheckArgs {
     /// Show which scripts ran, how long each took and how many violations each reported.
     #[arg(long)]
     pub trace: bool,
-    /// Say what was loaded and how long each input took.
-    #[arg(long, short)]
-    pub verbose: bool,
     /// Append one JSON line describing this run to this file (for `freezegate stats`).
     #[arg(long, value_name = "PATH")]
     pub history: Option<PathBuf>,
@@ -192,42 +199,8 @@ pub struct StatsArgs {
     /// Write to this file instead of standard output (e.g. $GITHUB_STEP_SUMMARY).
     #[arg(long, value_name = "PATH")]
     pub output: Option<PathBuf>,
-    /// The freeze ledger (JSON, YAML or TOML by extension).
-    #[arg(long, value_name = "FILE")]
-    pub ledger: Option<PathBuf>,
-    /// pytest collection, as for `check` (deposit rules). Repeatable (shards).
-    #[arg(long, value_name = "FILE")]
-    pub collected: Vec<PathBuf>,
-    /// Run the configured `collect_command` to get the collection.
-    #[arg(long, conflicts_with = "collected")]
-    pub collect: bool,
-    /// Changed files, one repository-relative path a line.
-    #[arg(long, value_name = "FILE")]
-    pub changed: Option<PathBuf>,
-    /// Compute changed files with `git diff --name-only REF...HEAD`.
-    #[arg(long, value_name = "REF", conflicts_with = "changed")]
-    pub base: Option<String>,
-    /// Sample counts, as for `check` (samples rules). Repeatable.
-    #[arg(long, value_name = "PATH")]
-    pub samples: Vec<PathBuf>,
-    /// The skips the test run applied. Repeatable.
-    #[arg(long, value_name = "FILE")]
-    pub applied_skips: Vec<PathBuf>,
-    /// pytest --junitxml report(s) (FZ205). Repeatable.
-    #[arg(long, value_name = "FILE")]
-    pub junit: Vec<PathBuf>,
-    /// coverage.py JSON report(s) with test contexts, as for `check` (FZ207/FZ208). Repeatable.
-    #[arg(long, value_name = "FILE")]
-    pub coverage: Vec<PathBuf>,
-    /// The date ages and expiries are counted from (default: today, UTC).
-    #[arg(long, value_name = "YYYY-MM-DD")]
-    pub today: Option<String>,
-    /// The branch the patch targets (default: git's current branch).
-    #[arg(long, value_name = "NAME")]
-    pub target_branch: Option<String>,
-    /// Say what was loaded.
-    #[arg(long, short)]
-    pub verbose: bool,
+    #[command(flatten)]
+    pub facts: FactArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

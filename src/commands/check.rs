@@ -4,7 +4,7 @@ use std::io::IsTerminal;
 use std::path::Path;
 use std::time::Instant;
 
-use crate::cli::CheckArgs;
+use crate::cli::{CheckArgs, FactArgs};
 use crate::commands::{cli_input, emit, EXIT_PASS, EXIT_VIOLATIONS};
 use crate::config::{trust, Config, FileTree, PolicySpec};
 use crate::engine::bindings::Date;
@@ -87,7 +87,7 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &CheckArgs) -> Result<u
         None => Gate::load(cwd, config_path)?,
     };
     let selection = Selection::new(&gate.pack, &gate.config, &args.select, &args.ignore)?;
-    if args.verbose {
+    if args.facts.verbose {
         match &gate.config.source {
             Some(source) => eprintln!("config: {}", source.name),
             None => eprintln!("config: none found, using defaults"),
@@ -99,10 +99,10 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &CheckArgs) -> Result<u
         );
     }
     let loaded = Instant::now();
-    let facts = gather(cwd, &gate.config, args)?;
+    let facts = gather(cwd, &gate.config, &args.facts)?;
     let gathered = Instant::now();
     let (evaluation, report) = judge(&gate, &facts, &selection)?;
-    if args.verbose {
+    if args.facts.verbose {
         let ms = |from: Instant, to: Instant| (to - from).as_secs_f64() * 1000.0;
         eprintln!(
             "timing: config and policies {:.1} ms, inputs {:.1} ms, rules and report {:.1} ms",
@@ -134,7 +134,7 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &CheckArgs) -> Result<u
     if let Some(path) = &args.history {
         record_history(cwd, path, &gate.config, &facts, &report, args.deny_warnings)?;
     }
-    if args.verbose {
+    if args.facts.verbose {
         eprintln!(
             "checked in {:.1} ms",
             started.elapsed().as_secs_f64() * 1000.0
@@ -190,7 +190,7 @@ pub fn judge(
 }
 
 /// Loads every input that was given; inputs not given stay `None` for `require`.
-pub fn gather(cwd: &Path, config: &Config, args: &CheckArgs) -> Result<Facts, InputError> {
+pub fn gather(cwd: &Path, config: &Config, args: &FactArgs) -> Result<Facts, InputError> {
     let repo_root = &config.repo_root;
     let input = |p: &Path| cli_input(cwd, p, repo_root);
     let inputs =

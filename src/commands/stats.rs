@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use crate::cli::{CheckArgs, StatsArgs, StatsFormat};
+use crate::cli::{StatsArgs, StatsFormat};
 use crate::commands::check::{gather, judge, Gate};
 use crate::commands::{cli_input, emit, EXIT_PASS};
 use crate::engine::bindings::Date;
@@ -31,8 +31,7 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &StatsArgs) -> Result<u
         })
         .transpose()?;
     let gate = Gate::load(cwd, config_path)?;
-    let check_args = args.check_args();
-    let facts = gather(cwd, &gate.config, &check_args)?;
+    let facts = gather(cwd, &gate.config, &args.facts)?;
 
     let prefixes: Vec<String> = DEPOSIT_PREFIXES
         .iter()
@@ -137,27 +136,3 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &StatsArgs) -> Result<u
     Ok(EXIT_PASS)
 }
 
-impl StatsArgs {
-    /// The fact flags as `check` takes them, every other `check` flag at its default, so
-    /// [`gather`] reads exactly what `check` would.
-    pub fn check_args(&self) -> CheckArgs {
-        use clap::{Args, FromArgMatches};
-        let matches = CheckArgs::augment_args(clap::Command::new("check").no_binary_name(true))
-            .try_get_matches_from(Vec::<String>::new())
-            .expect("check has no required flag");
-        let mut check = CheckArgs::from_arg_matches(&matches).expect("defaults parse");
-        check.ledger = self.ledger.clone();
-        check.collected = self.collected.clone();
-        check.collect = self.collect;
-        check.changed = self.changed.clone();
-        check.base = self.base.clone();
-        check.samples = self.samples.clone();
-        check.applied_skips = self.applied_skips.clone();
-        check.junit = self.junit.clone();
-        check.coverage = self.coverage.clone();
-        check.today = self.today.clone();
-        check.target_branch = self.target_branch.clone();
-        check.verbose = self.verbose;
-        check
-    }
-}

@@ -340,7 +340,7 @@ fn run_case(
             .filter(|r| r.policy != "builtin:core")
             .map(|r| r.code.clone()),
     );
-    let mut facts = match check::gather(case_dir, &gate.config, &args) {
+    let mut facts = match check::gather(case_dir, &gate.config, &args.facts) {
         Ok(facts) => facts,
         Err(err) => return Outcome::Broken(err),
     };
