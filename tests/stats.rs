@@ -792,3 +792,61 @@ fn the_readme_weekly_numbers_section_is_what_stats_prints() {
     let shown = &section[start..start + section[start..].find("```").unwrap()];
     assert_eq!(String::from_utf8(out.stdout).unwrap(), shown);
 }
+
+/// With `--coverage`, stats adds up what the open freezes put at stake (issue 9): the
+/// fixture's frozen test alone covered 4 lines, of which its property covers 1.
+#[test]
+fn coverage_at_stake_across_open_freezes() {
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let run = |format: &str| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_freezegate"))
+            .current_dir(repo)
+            .args([
+                "stats",
+                "--ledger",
+                "policies/tests/freeze_ledger.json",
+                "--today",
+                "2026-11-30",
+            ])
+            .args([
+                "--coverage",
+                "policies/tests/fz207/quarter-covered/coverage.json",
+                "--format",
+                format,
+            ])
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let json: serde_json::Value = serde_json::from_str(&run("json")).unwrap();
+    assert_eq!(
+        json["coverage"],
+        serde_json::json!({"freezes": 1, "lines_at_stake": 4, "lines_covered_by_properties": 1, "lines_uncovered": 3})
+    );
+    let expected =
+        "4 lines only frozen tests covered (1 freezes): 1 covered by their properties, 3 not";
+    assert!(run("human").contains(&format!("coverage at stake           {expected}")));
+    assert!(run("markdown").contains(&format!("Coverage at stake: {expected}.")));
+    // Without coverage the figure is absent, not zero.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_freezegate"))
+        .current_dir(repo)
+        .args([
+            "stats",
+            "--ledger",
+            "policies/tests/freeze_ledger.json",
+            "--today",
+            "2026-11-30",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(json["coverage"].is_null());
+}

@@ -45,6 +45,9 @@ pub struct FreezeFacts {
     pub expires: Option<Date>,
     /// Error-severity FZ2xx/FZ3xx codes reported on this entry.
     pub failing: Vec<String>,
+    /// With `--coverage`: lines only the frozen test covered, and how many of them its
+    /// compensating properties cover.
+    pub coverage: Option<(usize, usize)>,
 }
 
 /// What the deposit rules could say.
@@ -77,6 +80,17 @@ pub struct Stats {
     pub inherited: Option<Inherited>,
     pub owners: Vec<Group>,
     pub teams: Vec<Group>,
+    /// With `--coverage`: what the open freezes put at stake; `null` without it.
+    pub coverage: Option<CoverageAtStake>,
+}
+
+/// Lines only frozen tests covered, summed over the open freezes with coverage data.
+#[derive(Debug, Clone, Serialize)]
+pub struct CoverageAtStake {
+    pub freezes: usize,
+    pub lines_at_stake: usize,
+    pub lines_covered_by_properties: usize,
+    pub lines_uncovered: usize,
 }
 
 /// The three weekly numbers; `null` where the input was not given.
@@ -190,6 +204,16 @@ struct Per {
     expired: bool,
 }
 
+impl CoverageAtStake {
+    /// `12 lines only frozen tests covered (3 freezes): 9 covered by their properties, 3 not`
+    pub fn text(&self) -> String {
+        format!(
+            "{} lines only frozen tests covered ({} freezes): {} covered by their properties, {} not",
+            self.lines_at_stake, self.freezes, self.lines_covered_by_properties, self.lines_uncovered
+        )
+    }
+}
+
 impl Stats {
     pub fn compute(inputs: &Inputs) -> Stats {
         let today = inputs.today;
@@ -279,6 +303,22 @@ impl Stats {
             });
             groups
         };
+        let coverage = inputs
+            .freezes
+            .iter()
+            .any(|f| f.coverage.is_some())
+            .then(|| {
+                let with: Vec<(usize, usize)> =
+                    inputs.freezes.iter().filter_map(|f| f.coverage).collect();
+                let lines_at_stake: usize = with.iter().map(|(s, _)| s).sum();
+                let lines_covered_by_properties: usize = with.iter().map(|(_, c)| c).sum();
+                CoverageAtStake {
+                    freezes: with.len(),
+                    lines_at_stake,
+                    lines_covered_by_properties,
+                    lines_uncovered: lines_at_stake - lines_covered_by_properties,
+                }
+            });
         let owners = group(&|f| f.owner.clone());
         let teams = if inputs.freezes.iter().any(|f| f.team.is_some()) {
             group(&|f| f.team.clone())
@@ -347,6 +387,7 @@ impl Stats {
             inherited,
             owners,
             teams,
+            coverage,
         }
     }
 }
@@ -490,6 +531,9 @@ pub fn render_human(s: &Stats) -> String {
         .map(|b| format!("{}: {}", b.label, b.freezes))
         .collect();
     out.push_str(&format!("  {}{}\n", label("ages"), buckets.join(", ")));
+    if let Some(c) = &s.coverage {
+        out.push_str(&format!("  {}{}\n", label("coverage at stake"), c.text()));
+    }
     out.push_str("\nBy owner\n");
     out.push_str(&table(
         &s.group_header("owner"),
@@ -610,6 +654,9 @@ pub fn render_markdown(s: &Stats) -> String {
         s.expiring_days,
         f.expired
     ));
+    if let Some(c) = &s.coverage {
+        out.push_str(&format!("Coverage at stake: {}.\n\n", c.text()));
+    }
     if f.dated > 0 {
         let top = f.age_buckets.iter().map(|b| b.freezes).max().unwrap_or(0);
         let labels: Vec<String> = f
