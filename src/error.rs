@@ -50,7 +50,7 @@ impl InputError {
         if self.detail.location.is_none() {
             self.detail.location = Some(source.line_col(span.start));
         }
-        if !source.snippet_fits(span.start) {
+        if !source.snippet_fits_span(&span) {
             return self;
         }
         if self.detail.source.is_none() {

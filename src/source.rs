@@ -59,21 +59,29 @@ impl SourceFile {
         (line, self.text[line_start..offset].chars().count() + 1)
     }
 
-    /// Whether the line holding `offset` is short enough to show in a snippet: a giant
-    /// line (minified JSON, hostile input) would flood the terminal, so diagnostics
-    /// keep the location and drop the snippet.
+    /// Whether the line holding `offset` is short enough to show in a snippet (see
+    /// [`SourceFile::snippet_fits_span`]).
     pub fn snippet_fits(&self, offset: usize) -> bool {
-        let bytes = self.text.as_bytes();
-        let offset = offset.min(bytes.len());
-        let start = bytes[..offset]
-            .iter()
-            .rposition(|b| *b == b'\n')
-            .map_or(0, |i| i + 1);
-        let end = bytes[offset..]
-            .iter()
-            .position(|b| *b == b'\n')
-            .map_or(bytes.len(), |i| offset + i);
-        end - start <= MAX_SNIPPET_LINE
+        self.snippet_fits_span(&(offset..offset))
+    }
+
+    /// Whether a snippet of `span` stays small: every line it shows (the span's own and
+    /// one line of context either side) is at most [`MAX_SNIPPET_LINE`] bytes, and there
+    /// are at most [`MAX_SNIPPET_LINES`] of them. A giant line (minified JSON, a huge
+    /// value next to the one reported, hostile input) or a label over a whole large
+    /// document would flood the terminal, so diagnostics keep the location and drop
+    /// the snippet.
+    pub fn snippet_fits_span(&self, span: &Span) -> bool {
+        let starts = self.line_starts();
+        let len = self.text.len();
+        let line_of = |offset: usize| starts.partition_point(|&s| s <= offset.min(len)) - 1;
+        let first = line_of(span.start).saturating_sub(1);
+        let last = (line_of(span.end.max(span.start)) + 1).min(starts.len() - 1);
+        last - first < MAX_SNIPPET_LINES
+            && (first..=last).all(|line| {
+                let end = starts.get(line + 1).map_or(len, |next| next - 1);
+                end - starts[line] <= MAX_SNIPPET_LINE
+            })
     }
 
     /// Byte offset of a 1-based line and 1-based character column, clamped to the text.
@@ -104,12 +112,17 @@ impl miette::SourceCode for SourceFile {
         let local = miette::SourceSpan::new((span.offset() - from).into(), span.len());
         let inner =
             self.text[from..to].read_span(&local, context_lines_before, context_lines_after)?;
+        let start = inner.span().offset() + from;
+        // miette counts columns in bytes and takes a lone `\r` for a line break; the
+        // header `[file:line:column]` must agree with every other report, which count
+        // characters and break lines at `\n` only.
+        let (line, column) = self.line_col(start);
         Ok(Box::new(miette::MietteSpanContents::new_named(
             self.name.clone(),
             inner.data(),
-            miette::SourceSpan::new((inner.span().offset() + from).into(), inner.span().len()),
-            inner.line() + first,
-            inner.column(),
+            miette::SourceSpan::new(start.into(), inner.span().len()),
+            line - 1,
+            column - 1,
             inner.line_count(),
         )))
     }
@@ -174,12 +187,54 @@ fn floor_char_boundary(text: &str, mut offset: usize) -> usize {
 /// Longest line (in bytes) shown in a source snippet.
 pub const MAX_SNIPPET_LINE: usize = 400;
 
+/// Most lines a snippet shows, context included.
+pub const MAX_SNIPPET_LINES: usize = 60;
+
 /// A byte range into one source file.
 pub type Span = Range<usize>;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn snippet_headers_count_columns_in_characters() {
+        let text = "a\n  [\"zoë\", \"π\", \"b\"]\n";
+        let file = SourceFile::new("f.json", "f.json", text);
+        let at = text.find("\"b\"").unwrap();
+        assert_eq!(file.line_col(at), (2, 16));
+        let err = InputError::new("f.json", "bad").at(&file, at..at + 3, "here");
+        let rendered = crate::report::human::render_error(&err, false);
+        assert!(rendered.contains("[f.json:2:16]"), "{rendered}");
+        // A lone `\r` is not a line break to the line index, nor to the header.
+        let text = "a: 1\r  b: \"\"\n";
+        let file = SourceFile::new("f.yaml", "f.yaml", text);
+        let at = text.find("\"\"").unwrap();
+        assert_eq!(file.line_col(at), (1, 11));
+        let err = InputError::new("f.yaml", "bad").at(&file, at..at + 2, "here");
+        let rendered = crate::report::human::render_error(&err, false);
+        assert!(rendered.contains("[f.yaml:1:11]"), "{rendered}");
+    }
+
+    #[test]
+    fn snippets_next_to_a_giant_line_or_over_many_lines_are_dropped() {
+        let big = "x".repeat(MAX_SNIPPET_LINE + 1);
+        let text = format!("a\nb\n{big}\nc\nd\né\n");
+        let file = SourceFile::new("f", "f", text.as_str());
+        let at = |s: &str| text.find(s).unwrap();
+        assert!(file.snippet_fits(at("a")));
+        // The giant line is the context line after `b` and before `c`.
+        assert!(!file.snippet_fits(at("b")));
+        assert!(!file.snippet_fits(at("c")));
+        assert!(file.snippet_fits(at("d")));
+        assert!(file.snippet_fits_span(&(at("d")..at("é") + 2)));
+        assert!(!file.snippet_fits_span(&(at("a")..at("d"))));
+        let long = "l\n".repeat(2 * MAX_SNIPPET_LINES);
+        let file = SourceFile::new("f", "f", long.as_str());
+        assert!(file.snippet_fits_span(&(0..20)));
+        assert!(!file.snippet_fits_span(&(0..long.len())));
+        assert!(SourceFile::new("f", "f", "").snippet_fits_span(&(0..0)));
+    }
 
     #[test]
     fn line_col_counts_characters_not_bytes() {

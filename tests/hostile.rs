@@ -255,3 +255,34 @@ fn empty_truncated_and_wrong_shape_ledgers() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown extension"));
 }
+
+/// A huge value on the line next to the one reported (or inside a label over a whole
+/// freeze) would be printed as snippet context: the human report drops such snippets and
+/// keeps the place in the message.
+#[test]
+fn giant_neighbouring_lines_do_not_flood_the_human_report() {
+    let mut world = World::passing();
+    let entry = world.entry_mut();
+    entry.insert("reason".into(), "r".repeat(200_000).into());
+    entry.insert("owner".into(), "".into());
+    entry.remove("invariant");
+    let dir = tempfile::tempdir().unwrap();
+    let out = world.run_in(dir.path(), "human");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        &stdout[..stdout.len().min(2000)]
+    );
+    assert!(
+        stdout.len() < 20_000,
+        "{} bytes: {}",
+        stdout.len(),
+        &stdout[..2000]
+    );
+    assert!(
+        stdout.contains("FZ101") && stdout.contains("[gate/freeze_ledger.json:"),
+        "{stdout}"
+    );
+}

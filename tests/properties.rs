@@ -492,11 +492,11 @@ struct Written {
     entries: Vec<Places>,
 }
 
-/// Where one entry sits: its whole extent and each field value (list items as
+/// Where one entry starts, and each field value (list items as
 /// `compensating_property[i]`).
 #[derive(Default)]
 struct Places {
-    extent: Range<usize>,
+    start: usize,
     fields: BTreeMap<String, Range<usize>>,
 }
 
@@ -586,14 +586,13 @@ fn write(model: &LedgerModel, format: Format, crlf: bool) -> Written {
                 let mut places = Places::default();
                 let start = out.len();
                 out.push_str("    {");
-                places.extent.start = start + 4;
+                places.start = start + 4;
                 for (j, (key, value)) in freeze.fields.iter().enumerate() {
                     let sep = if j == 0 { "" } else { "," };
                     out.push_str(&format!("{sep}{nl}      {}: ", json_str(key)));
                     write_value(&mut out, &mut places, format, key, value);
                 }
                 out.push_str(&format!("{nl}    }}"));
-                places.extent.end = out.len();
                 out.push_str(if i + 1 < model.freezes.len() { "," } else { "" });
                 out.push_str(nl);
                 entries.push(places);
@@ -611,7 +610,7 @@ fn write(model: &LedgerModel, format: Format, crlf: bool) -> Written {
             for freeze in &model.freezes {
                 let mut places = Places::default();
                 out.push_str("  - ");
-                places.extent.start = out.len();
+                places.start = out.len();
                 if freeze.fields.is_empty() {
                     out.push_str("{}");
                 }
@@ -645,7 +644,6 @@ fn write(model: &LedgerModel, format: Format, crlf: bool) -> Written {
                 if freeze.fields.is_empty() {
                     out.push_str(nl);
                 }
-                places.extent.end = out.len();
                 entries.push(places);
             }
         }
@@ -659,14 +657,13 @@ fn write(model: &LedgerModel, format: Format, crlf: bool) -> Written {
             for freeze in &model.freezes {
                 let mut places = Places::default();
                 out.push_str(nl);
-                places.extent.start = out.len();
+                places.start = out.len();
                 out.push_str(&format!("[[freezes]]{nl}"));
                 for (key, value) in &freeze.fields {
                     out.push_str(&format!("{key} = "));
                     write_value(&mut out, &mut places, format, key, value);
                     out.push_str(nl);
                 }
-                places.extent.end = out.len();
                 entries.push(places);
             }
         }
@@ -791,17 +788,26 @@ fn check_locations(
     written: &Written,
     report: &Report,
 ) -> Result<(), TestCaseError> {
+    // The human report's snippet header (or, without a snippet, the message) names the
+    // same place.
+    let human = freezegate::report::human::render_capped(report, false, 0);
     for v in &report.violations {
         let Some((source, span)) = &v.location else {
             continue;
         };
-        let start = span.start;
+        let place = format!("[{}]", v.place());
+        prop_assert!(
+            human.contains(&place),
+            "{} {:?}: the human report does not show {}:\n{}",
+            &v.code,
+            &v.field,
+            place,
+            human
+        );
+        let (line, column) = line_col(&source.text, span.start);
         prop_assert_eq!(
             (v.line, v.column),
-            (
-                Some(line_col(&source.text, start).0),
-                Some(line_col(&source.text, start).1)
-            ),
+            (Some(line), Some(column)),
             "{} {:?}: line/column disagree with the span",
             &v.code,
             &v.field
@@ -852,10 +858,11 @@ fn check_locations(
                 );
             }
             None => {
-                // A field the entry does not have (FZ101 missing-field): the entry itself.
+                // A field the entry does not have (FZ101 missing-field): the entry itself
+                // (its `{`, first key, or `[[freezes]]` header).
                 let absent = candidates.iter().any(|&i| {
                     model.freezes[i].value_at(field).is_none()
-                        && written.entries[i].extent.contains(&span.start)
+                        && written.entries[i].start == span.start
                 });
                 prop_assert!(
                     absent,

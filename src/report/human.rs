@@ -107,7 +107,7 @@ pub fn render_capped(report: &Report, colour: bool, max: usize) -> String {
             source: violation
                 .location
                 .as_ref()
-                .filter(|(source, span)| source.snippet_fits(span.start))
+                .filter(|(source, span)| source.snippet_fits_span(span))
                 .map(|(source, _)| source.clone()),
         };
         let _ = handler.render_report(&mut out, &diagnostic);

@@ -1,0 +1,9 @@
+//! `Ledger::parse` on arbitrary bytes as a Toml ledger.
+#![no_main]
+
+mod common;
+
+use freezegate::inputs::tree::Format;
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| common::ledger(data, Format::Toml));
