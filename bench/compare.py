@@ -75,17 +75,20 @@ def main():
             "rust": [baseline, ".", TODAY],
             "python": [sys.executable, os.path.join(ROOT, "bench/baseline.py"), ".", TODAY],
         }
-        results, verdicts = {}, {}
-        for name, cmd in programs.items():
-            times, peaks = [], []
-            for _ in range(args.runs):
+        # Rounds interleave the programs, so a slow spell of a noisy machine hits all three.
+        times = {name: [] for name in programs}
+        peaks = {name: [] for name in programs}
+        verdicts = {}
+        for _ in range(args.runs):
+            for name, cmd in programs.items():
                 elapsed, rss, out = timed(cmd, data)
                 if out.returncode not in (0, 1):
                     sys.exit(f"{name} failed on {workload}: {out.stderr}")
-                times.append(elapsed)
-                peaks.append(rss)
+                times[name].append(elapsed)
+                peaks[name].append(rss)
                 verdicts[name] = counts_from_report(report) if name == "freezegate" else json.loads(out.stdout)
-            results[name] = (statistics.median(times), min(times), max(times), max(peaks))
+        results = {name: (statistics.median(times[name]), min(times[name]), max(times[name]), max(peaks[name]))
+                   for name in programs}
         if not (verdicts["freezegate"] == verdicts["rust"] == verdicts["python"]):
             sys.exit(f"{workload}: the programs disagree, comparison void: {verdicts}")
         print(f"\n{workload}: {input_bytes / 1e6:.1f} MB of input, {args.runs} runs each, violations {verdicts['rust']}")

@@ -92,16 +92,17 @@ fn evaluate_pack(bencher: divan::Bencher) {
                 Format::Json,
             )
             .unwrap(),
-            collected: Some(collected.clone()),
-            changed: Some(
+            collected: Some(collected.clone()).into(),
+            changed: (Some(
                 (0..FREEZES)
                     .map(|i| format!("tests/props/test_prop{i}.py"))
                     .collect(),
-            ),
-            samples: Some(freezegate::inputs::samples::Samples::default()),
-            applied_skips: Some(IdSet::default()),
-            results: None,
-            coverage: None,
+            ))
+            .into(),
+            samples: Some(freezegate::inputs::samples::Samples::default()).into(),
+            applied_skips: Some(IdSet::default()).into(),
+            results: None.into(),
+            coverage: None.into(),
             today: "2026-11-30".parse().unwrap(),
             target_branch: Some("main".into()),
             pytest_root: String::new(),

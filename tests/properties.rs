@@ -258,12 +258,12 @@ impl FactsModel {
         });
         Facts {
             ledger,
-            collected: Some(IdSet::from_iter(collected)),
-            changed: Some(IdSet::from_iter(changed)),
-            samples: Some(samples),
-            applied_skips: Some(IdSet::from_iter(applied)),
-            results,
-            coverage: None,
+            collected: Some(IdSet::from_iter(collected)).into(),
+            changed: Some(IdSet::from_iter(changed)).into(),
+            samples: Some(samples).into(),
+            applied_skips: Some(IdSet::from_iter(applied)).into(),
+            results: results.into(),
+            coverage: None.into(),
             today: TODAY,
             target_branch: Some("main".into()),
             pytest_root: String::new(),

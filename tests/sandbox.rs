@@ -168,3 +168,35 @@ fn print_and_debug_go_to_stderr_with_the_script_name() {
         serde_json::from_slice(&out.stdout).expect("stdout stays pure JSON");
     assert_eq!(report["version"], 1);
 }
+
+#[test]
+fn a_script_cannot_change_what_another_sees() {
+    // Each script marks every binding it can reach, then looks for the other's marks.
+    // Scripts run in any order or at once; the later one would see the earlier's marks.
+    let script = |code: &str, mine: &str, theirs: &str| {
+        let seen = format!(
+            "ledger.{theirs} != () || params.{theirs} != () || ledger.freezes.is_empty() || ledger.freezes[0].{theirs} != ()"
+        );
+        format!(
+            "const RULES = #{{ {code}: #{{ name: \"{mine}\", severity: \"error\", summary: \"s\", help: \"h\" }} }};\n\
+             let seen = {seen};\n\
+             ledger.{mine} = 1; params.{mine} = 1; ledger.freezes[0].{mine} = 1; ledger.freezes.clear();\n\
+             let n = 0; for i in 0..20000 {{ n += 1; }}\n\
+             if seen || ledger.{theirs} != () || params.{theirs} != () {{ report(\"{code}\", \"saw {theirs}\"); }}\n"
+        )
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut world = World::passing();
+    world.config = "policies = [\"builtin\", \"org\"]\n[params]\nmin_distinct = 3\n".into();
+    world
+        .files
+        .push(("org/a.rhai".into(), script("ORG101", "mark_a", "mark_b")));
+    world
+        .files
+        .push(("org/b.rhai".into(), script("ORG102", "mark_b", "mark_a")));
+    let out = world.run_in(dir.path(), "json");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["violations"], serde_json::json!([]), "{report:#}");
+}

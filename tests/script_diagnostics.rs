@@ -146,7 +146,20 @@ fn trace_shows_each_script_its_time_and_its_reports() {
             .iter()
             .find(|l| l.starts_with(&format!("trace: builtin:{script}.rhai: ")))
             .unwrap_or_else(|| panic!("no trace for {script}:\n{stderr}"));
-        assert!(line.contains(" ms, "), "{line}");
+        // `12.34 ms, ` or, for a script that waited for an input still loading,
+        // `12.34 ms (+5.67 ms waiting for inputs), `.
+        let rest = line.split_once(".rhai: ").unwrap().1;
+        let (ran, rest) = rest.split_once(" ms").unwrap();
+        assert!(ran.parse::<f64>().is_ok(), "{line}");
+        let rest = match rest.strip_prefix(" (+") {
+            Some(wait) => {
+                let (waited, rest) = wait.split_once(" ms waiting for inputs)").unwrap();
+                assert!(waited.parse::<f64>().is_ok(), "{line}");
+                rest
+            }
+            None => rest,
+        };
+        assert!(rest.starts_with(", "), "{line}");
         let expected = if script == "shape" {
             "1 reported"
         } else {

@@ -83,19 +83,19 @@ fn facts(ledger: Ledger, world: &World) -> Facts {
     samples.properties.insert(WEAK.into(), 2);
     Facts {
         ledger,
-        collected: Some(IdSet::from_iter([FROZEN, PROPERTY, WEAK, OTHER])),
-        changed: Some(IdSet::from_iter([
+        collected: Some(IdSet::from_iter([FROZEN, PROPERTY, WEAK, OTHER])).into(),
+        changed: (Some(IdSet::from_iter([
             "tests/props/test_p.py",
             "gate/freeze_ledger.json",
-        ])),
-        samples: Some(samples),
-        applied_skips: Some(IdSet::from_iter([
+        ]))).into(),
+        samples: Some(samples).into(),
+        applied_skips: (Some(IdSet::from_iter([
             FROZEN,
             "tests/test_a.py::test_allowed",
             "tests/test_a.py::test_inherited",
-        ])),
-        results: Some(world.results.clone()),
-        coverage: None,
+        ]))).into(),
+        results: Some(world.results.clone()).into(),
+        coverage: None.into(),
         today: jiff::civil::date(2026, 11, 30),
         target_branch: Some("main".into()),
         pytest_root: String::new(),

@@ -14,11 +14,11 @@ use crate::engine::ScriptEngine;
 use crate::engine::{RawReport, Target};
 use crate::error::InputError;
 use crate::inputs::coverage::Coverage;
-use crate::inputs::ids::{self, IdSet};
+use crate::inputs::ids;
 use crate::inputs::junit::Results;
 use crate::inputs::ledger::Ledger;
 use crate::inputs::samples::Samples;
-use crate::inputs::{read_merged, tools, Facts, InputPath};
+use crate::inputs::{read_merged, tools, Facts, InputPath, Loading, Size};
 use crate::report::{human, Report};
 
 /// The loaded policy pack with the engine that compiled it.
@@ -99,23 +99,26 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &CheckArgs) -> Result<u
         );
     }
     let loaded = Instant::now();
-    let facts = gather(cwd, &gate.config, &args.facts)?;
+    let (facts, loading) = start_gathering(cwd, &gate.config, &args.facts)?;
     let gathered = Instant::now();
-    let (evaluation, report) = judge(&gate, &facts, &selection)?;
-    if args.facts.verbose {
-        let ms = |from: Instant, to: Instant| (to - from).as_secs_f64() * 1000.0;
-        eprintln!(
-            "timing: config and policies {:.1} ms, inputs {:.1} ms, rules and report {:.1} ms",
-            ms(started, loaded),
-            ms(loaded, gathered),
-            ms(gathered, Instant::now())
-        );
-    }
+    let judged = judge(&gate, &facts, &selection);
+    // An input that failed to load is the error, whatever the rules made of its absence.
+    loading.finish()?;
+    let (evaluation, report) = judged?;
+    let judged = Instant::now();
     if args.trace {
-        for (script, elapsed, count) in &evaluation.timings {
+        for timing in &evaluation.timings {
+            let ms = |d: std::time::Duration| d.as_secs_f64() * 1000.0;
+            let waited = if timing.waited.is_zero() {
+                String::new()
+            } else {
+                format!(" (+{:.2} ms waiting for inputs)", ms(timing.waited))
+            };
             eprintln!(
-                "trace: {script}: {:.2} ms, {count} reported",
-                elapsed.as_secs_f64() * 1000.0
+                "trace: {}: {:.2} ms{waited}, {} reported",
+                timing.script,
+                ms(timing.ran),
+                timing.reported
             );
         }
     }
@@ -135,16 +138,26 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &CheckArgs) -> Result<u
         record_history(cwd, path, &gate.config, &facts, &report, args.deny_warnings)?;
     }
     if args.facts.verbose {
+        let ms = |from: Instant, to: Instant| (to - from).as_secs_f64() * 1000.0;
+        let now = Instant::now();
         eprintln!(
-            "checked in {:.1} ms",
-            started.elapsed().as_secs_f64() * 1000.0
+            "timing: config and policies {:.1} ms, ledger {:.1} ms, rules (other inputs loading meanwhile) {:.1} ms, output {:.1} ms",
+            ms(started, loaded),
+            ms(loaded, gathered),
+            ms(gathered, judged),
+            ms(judged, now)
         );
+        eprintln!("checked in {:.1} ms", ms(started, now));
     }
-    Ok(if report.failed(args.deny_warnings) {
+    let code = if report.failed(args.deny_warnings) {
         EXIT_VIOLATIONS
     } else {
         EXIT_PASS
-    })
+    };
+    // The process ends after this: the OS takes the memory back faster than dropping a
+    // million ids and ten thousand entries piece by piece would.
+    std::mem::forget((gate, facts, evaluation, report));
+    Ok(code)
 }
 
 /// Appends this run to the `--history` file (one JSON line; see [`crate::history`]).
@@ -191,10 +204,108 @@ pub fn judge(
 
 /// Loads every input that was given; inputs not given stay `None` for `require`.
 pub fn gather(cwd: &Path, config: &Config, args: &FactArgs) -> Result<Facts, InputError> {
+    let (facts, loading) = start_gathering(cwd, config, args)?;
+    loading.finish()?;
+    Ok(facts)
+}
+
+/// Reads the ledger and starts loading every other input on a thread of its own, so
+/// that rules can start at once; [`Loading::finish`] waits for them and reports the
+/// first input error.
+pub fn start_gathering(
+    cwd: &Path,
+    config: &Config,
+    args: &FactArgs,
+) -> Result<(Facts, Loading), InputError> {
     let repo_root = &config.repo_root;
     let input = |p: &Path| cli_input(cwd, p, repo_root);
     let inputs =
         |paths: &[std::path::PathBuf]| paths.iter().map(|p| input(p)).collect::<Vec<InputPath>>();
+    let today = match &args.today {
+        Some(text) => {
+            Date::parse(text)
+                .ok_or_else(|| {
+                    InputError::usage(format!(
+                        "--today `{text}` is not a real date in YYYY-MM-DD form"
+                    ))
+                })?
+                .0
+        }
+        None => jiff::Timestamp::now()
+            .to_zoned_datetime(jiff::tz::TimeZone::UTC)
+            .date(),
+    };
+
+    let mut loading = Loading::default();
+    // The collection is by far the largest input (a million ids in a monorepo).
+    let collected = {
+        let (collect, verbose, paths) = (args.collect, args.verbose, inputs(&args.collected));
+        let (command, pytest_root) = (config.collect_command.clone(), config.pytest_root.clone());
+        loading.add(Size::Large, collect || !paths.is_empty(), move || {
+            if !collect {
+                return read_merged(&paths, ids::parse_collected);
+            }
+            let (source, elapsed) = tools::collect(&command, &pytest_root)?;
+            if verbose {
+                eprintln!("collect: {:.2} s", elapsed.as_secs_f64());
+            }
+            let ids = ids::parse_collected(&source)?;
+            let mut builder = ids::IdSetBuilder::default();
+            builder.add(source, ids)?;
+            Ok(Some(builder.build()))
+        })
+    };
+    let changed = {
+        let (base, path) = (args.base.clone(), args.changed.as_deref().map(input));
+        let repo_root = repo_root.clone();
+        loading.add(
+            Size::Small,
+            base.is_some() || path.is_some(),
+            move || match (base, path) {
+                (Some(base), _) => Ok(Some(
+                    tools::changed_since(&base, &repo_root)?
+                        .into_iter()
+                        .collect(),
+                )),
+                (None, Some(path)) => read_merged(&[path], ids::parse_changed),
+                (None, None) => Ok(None),
+            },
+        )
+    };
+    let applied_skips = {
+        let paths = inputs(&args.applied_skips);
+        loading.add(Size::Small, !paths.is_empty(), move || {
+            read_merged(&paths, ids::parse_id_list)
+        })
+    };
+    let samples = {
+        let paths: Vec<_> = inputs(&args.samples)
+            .into_iter()
+            .map(|p| (p.path, p.name))
+            .collect();
+        loading.add(Size::Small, !paths.is_empty(), move || {
+            Samples::load(&paths).map(Some)
+        })
+    };
+    let results = {
+        let paths = inputs(&args.junit);
+        loading.add(Size::Small, !paths.is_empty(), move || {
+            let sources = paths
+                .iter()
+                .map(InputPath::read)
+                .collect::<Result<Vec<_>, _>>()?;
+            Results::load(&sources).map(Some)
+        })
+    };
+    // Coverage reports can be large too.
+    let coverage = {
+        let paths = inputs(&args.coverage);
+        loading.add(Size::Large, !paths.is_empty(), move || {
+            Coverage::load(&paths)
+        })
+    };
+
+    loading.start_small();
 
     let ledger_path = match &args.ledger {
         Some(path) => input(path),
@@ -212,80 +323,11 @@ pub fn gather(cwd: &Path, config: &Config, args: &FactArgs) -> Result<Facts, Inp
             e
         }
     })?;
-
-    // The collection is by far the largest input (a million ids in a monorepo): load it
-    // on its own thread while this one reads everything else.
-    let load_collected = || -> Result<Option<IdSet>, InputError> {
-        if args.collect {
-            let (source, elapsed) = tools::collect(&config.collect_command, &config.pytest_root)?;
-            if args.verbose {
-                eprintln!("collect: {:.2} s", elapsed.as_secs_f64());
-            }
-            let ids = ids::parse_collected(&source)?;
-            let mut builder = ids::IdSetBuilder::default();
-            builder.add(source, ids)?;
-            Ok(Some(builder.build()))
-        } else {
-            read_merged(&inputs(&args.collected), ids::parse_collected)
-        }
-    };
-    let load_rest = || -> Result<_, InputError> {
-        let changed = match (&args.base, &args.changed) {
-            (Some(base), _) => Some(tools::changed_since(base, repo_root)?.into_iter().collect()),
-            (None, Some(path)) => read_merged(&[input(path)], ids::parse_changed)?,
-            (None, None) => None,
-        };
-        let samples = if args.samples.is_empty() {
-            None
-        } else {
-            let paths: Vec<_> = inputs(&args.samples)
-                .into_iter()
-                .map(|p| (p.path, p.name))
-                .collect();
-            Some(Samples::load(&paths)?)
-        };
-        let applied_skips = read_merged(&inputs(&args.applied_skips), ids::parse_id_list)?;
-        let results = if args.junit.is_empty() {
-            None
-        } else {
-            let sources = inputs(&args.junit)
-                .iter()
-                .map(InputPath::read)
-                .collect::<Result<Vec<_>, _>>()?;
-            Some(Results::load(&sources)?)
-        };
-        Ok((changed, samples, applied_skips, results))
-    };
-    // Coverage reports can be large too: parsed on a thread of their own.
-    let load_coverage = || Coverage::load(&inputs(&args.coverage));
-    let (collected, coverage, rest) = std::thread::scope(|scope| {
-        let collected = scope.spawn(load_collected);
-        let coverage = scope.spawn(load_coverage);
-        let rest = load_rest();
-        (join(collected), join(coverage), rest)
-    });
-    let collected: Option<IdSet> = collected?;
-    let coverage: Option<Coverage> = coverage?;
-    let (changed, samples, applied_skips, results): (Option<IdSet>, _, Option<IdSet>, _) = rest?;
-    let today = match &args.today {
-        Some(text) => {
-            Date::parse(text)
-                .ok_or_else(|| {
-                    InputError::usage(format!(
-                        "--today `{text}` is not a real date in YYYY-MM-DD form"
-                    ))
-                })?
-                .0
-        }
-        None => jiff::Timestamp::now()
-            .to_zoned_datetime(jiff::tz::TimeZone::UTC)
-            .date(),
-    };
     let target_branch = args
         .target_branch
         .clone()
         .or_else(|| tools::current_branch(repo_root));
-    Ok(Facts {
+    let facts = Facts {
         ledger,
         collected,
         changed,
@@ -296,12 +338,6 @@ pub fn gather(cwd: &Path, config: &Config, args: &FactArgs) -> Result<Facts, Inp
         today,
         target_branch,
         pytest_root: config.pytest_root_in_repo(),
-    })
-}
-
-/// A loader thread's result; a panic there is re-raised here.
-fn join<T>(handle: std::thread::ScopedJoinHandle<'_, T>) -> T {
-    handle
-        .join()
-        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    };
+    Ok((facts, loading))
 }

@@ -157,12 +157,12 @@ fn validate(gate: &Gate, ledger: Ledger, today: Date, test_id: &str) -> Result<R
     let selection = Selection::new(&gate.pack, &gate.config, &["FZ1".to_string()], &[])?;
     let facts = Facts {
         ledger,
-        collected: None,
-        changed: None,
-        samples: None,
-        applied_skips: None,
-        results: None,
-        coverage: None,
+        collected: None.into(),
+        changed: None.into(),
+        samples: None.into(),
+        applied_skips: None.into(),
+        results: None.into(),
+        coverage: None.into(),
         today: today.0,
         target_branch: None,
         pytest_root: gate.config.pytest_root_in_repo(),

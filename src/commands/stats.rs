@@ -81,27 +81,28 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &StatsArgs) -> Result<u
             .and_then(|t| Date::parse(&t))
             .map(|d| d.0)
     };
-    let freezes =
-        facts
-            .ledger
-            .entries
-            .iter()
-            .zip(failing)
-            .map(|(entry, codes)| FreezeFacts {
-                test_id: text(entry, "test_id").unwrap_or_default(),
-                owner: text(entry, "owner"),
-                team: text(entry, "team"),
-                opened: date(entry, "opened"),
-                expires: date(entry, "expires"),
-                failing: codes.into_iter().collect(),
-                coverage: facts.coverage.as_ref().zip(entry.test_id()).map(
-                    |(coverage, test_id)| {
-                        let deposit = coverage.deposit(test_id, &entry.properties());
-                        (deposit.at_stake.len(), deposit.covered)
-                    },
-                ),
-            })
-            .collect();
+    let freezes = facts
+        .ledger
+        .entries
+        .iter()
+        .zip(failing)
+        .map(|(entry, codes)| FreezeFacts {
+            test_id: text(entry, "test_id").unwrap_or_default(),
+            owner: text(entry, "owner"),
+            team: text(entry, "team"),
+            opened: date(entry, "opened"),
+            expires: date(entry, "expires"),
+            failing: codes.into_iter().collect(),
+            coverage: facts
+                .coverage
+                .get()
+                .zip(entry.test_id())
+                .map(|(coverage, test_id)| {
+                    let deposit = coverage.deposit(test_id, &entry.properties());
+                    (deposit.at_stake.len(), deposit.covered)
+                }),
+        })
+        .collect();
 
     let history = match &args.history {
         Some(path) => {

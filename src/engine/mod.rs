@@ -8,7 +8,7 @@ pub mod selection;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rhai::{Dynamic, Engine, EvalAltResult, Map, NativeCallContext, Position, Scope};
@@ -18,7 +18,7 @@ use crate::error::InputError;
 use crate::inputs::ids::IdSet;
 use crate::inputs::owners::Owners;
 use crate::inputs::tree::{Node, Value};
-use crate::inputs::{Facts, INPUTS};
+use crate::inputs::{Deferred, Facts, INPUTS};
 use policy::{Pack, PolicyDirResolver, Script};
 use selection::Selection;
 
@@ -56,8 +56,52 @@ pub struct Evaluation {
     pub reports: Vec<RawReport>,
     /// Rules whose script stopped for a missing input.
     pub not_evaluated: Vec<String>,
-    /// Per script: time taken and reports made (for `--trace`).
-    pub timings: Vec<(String, Duration, usize)>,
+    /// Per script, in pack order (for `--trace`).
+    pub timings: Vec<ScriptTiming>,
+}
+
+#[derive(Debug)]
+pub struct ScriptTiming {
+    pub script: String,
+    /// Time spent running, not counting waits for inputs still loading.
+    pub ran: Duration,
+    /// Time spent waiting for inputs still loading.
+    pub waited: Duration,
+    pub reported: usize,
+}
+
+/// What a script sees under a binding's name: a value, or an input still loading,
+/// waited for when a script first reads it.
+#[derive(Clone)]
+enum Binding {
+    Ready(Dynamic),
+    Loading(Arc<dyn LoadingInput>),
+}
+
+trait LoadingInput: Send + Sync {
+    fn is_ready(&self) -> bool;
+    /// The value once loaded, and how long this call waited for it.
+    fn wait(&self) -> (Dynamic, Duration);
+}
+
+impl<T: Clone + Send + Sync + 'static> LoadingInput for Deferred<T> {
+    fn is_ready(&self) -> bool {
+        Deferred::is_ready(self)
+    }
+    fn wait(&self) -> (Dynamic, Duration) {
+        let (value, waited) = self.get_timed();
+        (value.cloned().map_or(Dynamic::UNIT, Dynamic::from), waited)
+    }
+}
+
+impl Binding {
+    fn of<T: Clone + Send + Sync + 'static>(input: &Deferred<T>) -> Binding {
+        Binding::Loading(Arc::new(input.clone()))
+    }
+
+    fn is_loading(&self) -> bool {
+        matches!(self, Binding::Loading(input) if !input.is_ready())
+    }
 }
 
 #[derive(Default)]
@@ -68,6 +112,7 @@ struct RunState {
     reports: Vec<RawReport>,
     missing: Vec<String>,
     deadline: Option<Instant>,
+    waited: Duration,
 }
 
 const MISSING_INPUT: &str = "freezegate: missing input";
@@ -77,7 +122,7 @@ thread_local! {
     /// several threads at once (one engine, shared), so run state is per thread.
     static RUN: RefCell<RunState> = RefCell::default();
     /// The bindings the script on this thread sees.
-    static BINDINGS: RefCell<HashMap<&'static str, Dynamic>> = RefCell::default();
+    static BINDINGS: RefCell<HashMap<&'static str, Binding>> = RefCell::default();
 }
 
 fn with_run<R>(f: impl FnOnce(&mut RunState) -> R) -> R {
@@ -85,7 +130,25 @@ fn with_run<R>(f: impl FnOnce(&mut RunState) -> R) -> R {
 }
 
 fn binding(name: &str) -> Option<Dynamic> {
-    BINDINGS.with(|b| b.borrow().get(name).cloned())
+    let found = BINDINGS.with(|b| {
+        b.borrow()
+            .get_key_value(name)
+            .map(|(key, binding)| (*key, binding.clone()))
+    })?;
+    let (key, input) = match found {
+        (_, Binding::Ready(value)) => return Some(value),
+        (key, Binding::Loading(input)) => (key, input),
+    };
+    let (value, waited) = input.wait();
+    // Waiting for an input is not the script's running time.
+    with_run(|run| {
+        run.waited += waited;
+        if let Some(deadline) = &mut run.deadline {
+            *deadline += waited;
+        }
+    });
+    BINDINGS.with(|b| b.borrow_mut().insert(key, Binding::Ready(value.clone())));
+    Some(value)
 }
 
 /// What running one script produced.
@@ -93,6 +156,7 @@ struct ScriptRun {
     reports: Vec<RawReport>,
     missing: Vec<String>,
     elapsed: Duration,
+    waited: Duration,
     result: Result<(), Box<EvalAltResult>>,
 }
 
@@ -223,33 +287,42 @@ impl ScriptEngine {
         check_string_sizes(facts, &self.limits)?;
         let ledger = ledger_value(facts);
         let params = params_value(params);
-        let mut shared: HashMap<&'static str, Dynamic> = HashMap::new();
+        let mut shared: HashMap<&'static str, Binding> = HashMap::new();
         let mut set = |name: &'static str, value: Option<Dynamic>| {
-            shared.insert(name, value.unwrap_or(Dynamic::UNIT));
+            shared.insert(name, Binding::Ready(value.unwrap_or(Dynamic::UNIT)));
         };
-        set("collected", facts.collected.clone().map(Dynamic::from));
-        set("changed", facts.changed.clone().map(Dynamic::from));
-        set("samples", facts.samples.clone().map(Dynamic::from));
-        set(
-            "applied_skips",
-            facts.applied_skips.clone().map(Dynamic::from),
-        );
         let derived: IdSet = facts.ledger.derived_skips().into_iter().collect();
         set("derived_skips", Some(Dynamic::from(derived)));
-        set("results", facts.results.clone().map(Dynamic::from));
-        set("coverage", facts.coverage.clone().map(Dynamic::from));
         set("today", Some(Dynamic::from(bindings::Date(facts.today))));
         set(
             "target_branch",
             facts.target_branch.clone().map(Dynamic::from),
         );
         set("owners", self.owners.clone().map(Dynamic::from));
+        shared.insert("collected", Binding::of(&facts.collected));
+        shared.insert("changed", Binding::of(&facts.changed));
+        shared.insert("samples", Binding::of(&facts.samples));
+        shared.insert("applied_skips", Binding::of(&facts.applied_skips));
+        shared.insert("results", Binding::of(&facts.results));
+        shared.insert("coverage", Binding::of(&facts.coverage));
 
         let jobs: Vec<&Script> = pack
             .scripts
             .iter()
             .filter(|script| script.rules.iter().any(|r| selection.is_enabled(&r.code)))
             .collect();
+        // Scripts that name an input still loading go last, so the others run meanwhile.
+        let loading: Vec<&str> = shared
+            .iter()
+            .filter(|(_, binding)| binding.is_loading())
+            .map(|(name, _)| *name)
+            .collect();
+        let mut order: Vec<usize> = (0..jobs.len()).collect();
+        order.sort_by_key(|&i| {
+            loading
+                .iter()
+                .any(|name| jobs[i].source.text.contains(name))
+        });
         // Scripts are independent: run them on every core, one engine shared.
         let next = std::sync::atomic::AtomicUsize::new(0);
         let workers = std::thread::available_parallelism()
@@ -259,8 +332,11 @@ impl ScriptEngine {
         let worker = || {
             let mut done = Vec::new();
             loop {
-                let index = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(script) = jobs.get(index) else { break };
+                let position = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(&index) = order.get(position) else {
+                    break;
+                };
+                let script = jobs[index];
                 done.push((
                     index,
                     self.run_script(script, selection, &shared, &ledger, &params),
@@ -299,9 +375,12 @@ impl ScriptEngine {
             } else if let Err(err) = run.result {
                 return Err(script_error(script, &err, &self.limits, &self.modules));
             }
-            evaluation
-                .timings
-                .push((script.name.clone(), run.elapsed, count));
+            evaluation.timings.push(ScriptTiming {
+                script: script.name.clone(),
+                ran: run.elapsed.saturating_sub(run.waited),
+                waited: run.waited,
+                reported: count,
+            });
         }
         evaluation.not_evaluated.sort();
         evaluation.not_evaluated.dedup();
@@ -314,15 +393,15 @@ impl ScriptEngine {
         &self,
         script: &Script,
         selection: &Selection,
-        shared: &HashMap<&'static str, Dynamic>,
+        shared: &HashMap<&'static str, Binding>,
         ledger: &Dynamic,
         params: &Dynamic,
     ) -> ScriptRun {
         BINDINGS.with(|b| {
             let mut b = b.borrow_mut();
             b.clone_from(shared);
-            b.insert("ledger", ledger.clone().into_shared());
-            b.insert("params", params.clone().into_shared());
+            b.insert("ledger", Binding::Ready(ledger.clone().into_shared()));
+            b.insert("params", Binding::Ready(params.clone().into_shared()));
         });
         let started = Instant::now();
         with_run(|run| {
@@ -337,15 +416,17 @@ impl ScriptEngine {
                 reports: Vec::new(),
                 missing: Vec::new(),
                 deadline: Some(started + Duration::from_millis(self.limits.wall_time_ms)),
+                waited: Duration::ZERO,
             };
         });
         let result = self
             .engine
             .run_ast_with_scope(&mut Scope::new(), &script.ast);
-        let (reports, missing) = with_run(|run| {
+        let (reports, missing, waited) = with_run(|run| {
             (
                 std::mem::take(&mut run.reports),
                 std::mem::take(&mut run.missing),
+                run.waited,
             )
         });
         BINDINGS.with(|b| b.borrow_mut().clear());
@@ -353,6 +434,7 @@ impl ScriptEngine {
             reports,
             missing,
             elapsed: started.elapsed(),
+            waited,
             result,
         }
     }
@@ -497,8 +579,15 @@ fn check_string_sizes(facts: &Facts, limits: &Limits) -> Result<(), InputError> 
             _ => None,
         }
     }
-    let source = &facts.ledger.source;
-    match walk(&facts.ledger.root, limits.string_size) {
+    let ledger = &facts.ledger;
+    let source = &ledger.source;
+    let too_long = walk(&ledger.root, limits.string_size).or_else(|| {
+        ledger
+            .entries
+            .iter()
+            .find_map(|entry| walk(&entry.node, limits.string_size))
+    });
+    match too_long {
         None => Ok(()),
         Some(node) => {
             let len = node.span.len();
@@ -519,9 +608,15 @@ fn check_string_sizes(facts: &Facts, limits: &Limits) -> Result<(), InputError> 
 /// and `file`.
 fn ledger_value(facts: &Facts) -> Dynamic {
     let ledger = &facts.ledger;
-    let mut map = bindings::to_dynamic(&ledger.root)
-        .try_cast::<Map>()
-        .unwrap_or_default();
+    // The top-level keys but `freezes`, which is built from the entries below.
+    let mut map = match &ledger.root.value {
+        Value::Map(entries) => entries
+            .iter()
+            .filter(|(key, _)| key != "freezes")
+            .map(|(key, value)| (key.as_str().into(), bindings::to_dynamic(value)))
+            .collect(),
+        _ => Map::new(),
+    };
     let freezes: rhai::Array = ledger
         .entries
         .iter()

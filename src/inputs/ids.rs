@@ -27,6 +27,10 @@ struct IdSetInner {
 }
 
 fn hash_str(id: &str) -> u64 {
+    hash_bytes(id.as_bytes())
+}
+
+fn hash_bytes(id: &[u8]) -> u64 {
     FxBuildHasher.hash_one(id)
 }
 
@@ -44,21 +48,30 @@ impl IdSetInner {
 
     /// Adds the id at `text[start..start + len]` unless an equal id is already there.
     fn insert_range(&mut self, start: u32, len: u32) {
-        let id = &self.text[start as usize..(start + len) as usize];
-        let hash = hash_str(id);
-        let (text, ranges) = (&self.text, &self.ranges);
-        let same = |&i: &u32| {
-            let (s, l) = ranges[i as usize];
-            &text[s as usize..(s + l) as usize] == id
-        };
-        if self.table.find(hash, same).is_none() {
-            let index = self.ranges.len() as u32;
+        let index = self.ranges.len() as u32;
+        if self.index_range(start, len, index) {
             self.ranges.push((start, len));
-            let (text, ranges) = (&self.text, &self.ranges);
-            self.table.insert_unique(hash, index, |&i| {
-                let (s, l) = ranges[i as usize];
-                hash_str(&text[s as usize..(s + l) as usize])
-            });
+        }
+    }
+
+    /// Hashes the id at `text[start..start + len]` under `index` (its place in `ranges`)
+    /// unless an equal id is already there; says whether it was new. One probe.
+    fn index_range(&mut self, start: u32, len: u32, index: u32) -> bool {
+        let (text, ranges) = (&self.text, &self.ranges);
+        let id = &text.as_bytes()[start as usize..(start + len) as usize];
+        let at = |i: u32| {
+            let (s, l) = ranges[i as usize];
+            &text.as_bytes()[s as usize..(s + l) as usize]
+        };
+        match self
+            .table
+            .entry(hash_bytes(id), |&i| at(i) == id, |&i| hash_bytes(at(i)))
+        {
+            hashbrown::hash_table::Entry::Occupied(_) => false,
+            hashbrown::hash_table::Entry::Vacant(slot) => {
+                slot.insert(index);
+                true
+            }
         }
     }
 }
@@ -88,11 +101,19 @@ impl IdSetBuilder {
             Ids::Ranges(ranges) if self.inner.text.is_empty() => {
                 self.inner.text = Arc::try_unwrap(source)
                     .map_or_else(|shared| shared.text.clone(), |file| file.text);
-                self.inner.ranges.reserve(ranges.len());
+                // The parser's range list becomes the set's: duplicates are squeezed out
+                // in place, so a million ranges are never held twice.
                 self.inner.table.reserve(ranges.len(), |_| 0);
-                for (start, len) in ranges {
-                    self.inner.insert_range(start, len);
+                self.inner.ranges = ranges;
+                let mut kept = 0;
+                for read in 0..self.inner.ranges.len() {
+                    let (start, len) = self.inner.ranges[read];
+                    if self.inner.index_range(start, len, kept as u32) {
+                        self.inner.ranges[kept] = (start, len);
+                        kept += 1;
+                    }
                 }
+                self.inner.ranges.truncate(kept);
             }
             Ids::Ranges(ranges) => {
                 for (start, len) in ranges {
@@ -164,17 +185,14 @@ pub fn file_of(node_id: &str) -> &str {
 
 /// Whether `s` looks like a pytest node id: `path::name(::name)*` with optional `[params]`.
 pub fn is_node_id(s: &str) -> bool {
-    if s.is_ascii() {
-        return is_ascii_node_id(s.as_bytes());
-    }
-    is_node_id_chars(s)
+    ascii_node_id(s.as_bytes()).unwrap_or_else(|| is_node_id_chars(s))
 }
 
-/// Byte classes for [`is_ascii_node_id`]: allowed in a file path, in a name.
+/// Byte classes for [`ascii_node_id`]: allowed in a file path, in a name.
 const FILE_OK: u8 = 1;
 const NAME_OK: u8 = 2;
-const CLASSES: [u8; 128] = {
-    let mut table = [0u8; 128];
+const CLASSES: [u8; 256] = {
+    let mut table = [0u8; 256];
     let mut c = 0;
     while c < 128 {
         let b = c as u8;
@@ -186,50 +204,50 @@ const CLASSES: [u8; 128] = {
     table
 };
 
-/// The same grammar over bytes, for the common all-ASCII id: one pass with a class
-/// table (it runs once per collected id, a million in a monorepo).
-fn is_ascii_node_id(b: &[u8]) -> bool {
-    let head_end = b.iter().position(|&c| c == b'[').unwrap_or(b.len());
-    if head_end < b.len() && (b.len() - head_end < 2 || b[b.len() - 1] != b']') {
-        return false;
-    }
-    let head = &b[..head_end];
-    if head.first().is_none_or(|&c| c == b'/') {
-        return false;
+/// The same grammar over bytes in one pass with a class table, for the all-ASCII id (it
+/// runs once per collected id, a million in a monorepo). `None` when it meets a
+/// non-ASCII byte before the parameters: then the char-wise check decides.
+fn ascii_node_id(b: &[u8]) -> Option<bool> {
+    if b.first().is_none_or(|&c| c == b'/') {
+        return Some(false);
     }
     let mut i = 0;
     // The file part, up to the first `::`.
     loop {
-        match head.get(i) {
-            None => return false,
-            Some(b':') if head.get(i + 1) == Some(&b':') && i > 0 => break,
-            Some(b':') if head.get(i + 1) == Some(&b':') => return false,
-            Some(&c) if CLASSES[c as usize] & FILE_OK == 0 => return false,
-            Some(_) => i += 1,
+        let Some(&c) = b.get(i) else {
+            return Some(false);
+        };
+        match c {
+            b':' if b.get(i + 1) == Some(&b':') => break,
+            b'[' => return Some(false),
+            c if c >= 128 => return None,
+            c if CLASSES[c as usize] & FILE_OK == 0 => return Some(false),
+            _ => i += 1,
         }
     }
-    // One or more names, each after a `::`.
+    if i == 0 {
+        return Some(false);
+    }
+    // One or more names, each after a `::`, then optional `[params]` (any text).
     loop {
         i += 2;
-        match head.get(i) {
-            None => return false,
-            Some(c) if c.is_ascii_digit() || *c == b':' => return false,
+        match b.get(i) {
+            None => return Some(false),
+            Some(c) if c.is_ascii_digit() || matches!(c, b':' | b'[') => return Some(false),
             Some(_) => {}
         }
-        while let Some(&c) = head.get(i) {
-            if c == b':' {
-                break;
+        loop {
+            match b.get(i) {
+                None => return Some(true),
+                Some(b':') => break,
+                Some(b'[') => return Some(b.len() - i >= 2 && b[b.len() - 1] == b']'),
+                Some(&c) if c >= 128 => return None,
+                Some(&c) if CLASSES[c as usize] & NAME_OK == 0 => return Some(false),
+                Some(_) => i += 1,
             }
-            if CLASSES[c as usize] & NAME_OK == 0 {
-                return false;
-            }
-            i += 1;
         }
-        if i == head.len() {
-            return true;
-        }
-        if head.get(i + 1) != Some(&b':') {
-            return false;
+        if b.get(i + 1) != Some(&b':') {
+            return Some(false);
         }
     }
 }
@@ -315,11 +333,13 @@ fn truncate(s: &str, max: usize) -> String {
 
 /// Lines with their 1-based number and byte offset, CRLF-aware.
 fn lines(text: &str) -> impl Iterator<Item = (usize, usize, &str)> {
-    let mut offset = 0;
-    text.split('\n').enumerate().map(move |(i, line)| {
-        let start = offset;
-        offset += line.len() + 1;
-        (i + 1, start, line.strip_suffix('\r').unwrap_or(line))
+    let ends = memchr::memchr_iter(b'\n', text.as_bytes()).chain(std::iter::once(text.len()));
+    let mut start = 0;
+    ends.enumerate().map(move |(i, end)| {
+        let line = &text[start..end];
+        let line_start = start;
+        start = end + 1;
+        (i + 1, line_start, line.strip_suffix('\r').unwrap_or(line))
     })
 }
 
@@ -362,7 +382,8 @@ pub fn parse_collected(source: &Source) -> Result<Ids, InputError> {
         return require_node_ids(source, ids?).map(Ids::Owned);
     }
     // Sized up front: a million ranges grown by doubling would peak at three times this.
-    let mut ids = Vec::with_capacity(source.text.bytes().filter(|&b| b == b'\n').count() + 1);
+    let mut ids =
+        Vec::with_capacity(memchr::memchr_iter(b'\n', source.text.as_bytes()).count() + 1);
     let mut in_ids = true;
     for (line_no, start, line) in lines(&source.text) {
         let trimmed = line.trim();
@@ -527,13 +548,27 @@ mod tests {
             ":a.py::t",
             "c:a.py::t",
             "a.py::t:x",
+            "a.py::[x]",
+            "a.py[x]::t",
+            "a.py::t[",
+            "a.py::t\x7f",
+            "a.py::t\tx",
+            "a.py::C::[x]",
+            "a.py::C:::t",
+            ":",
+            "::",
+            "a::b",
         ] {
             assert_eq!(
-                is_ascii_node_id(id.as_bytes()),
-                is_node_id_chars(id),
+                ascii_node_id(id.as_bytes()),
+                Some(is_node_id_chars(id)),
                 "{id}"
             );
         }
+        // Non-ASCII text inside the parameters needs no char-wise pass; anywhere else it does.
+        assert_eq!(ascii_node_id("a.py::t[é]".as_bytes()), Some(true));
+        assert_eq!(ascii_node_id("a.py::té".as_bytes()), None);
+        assert!(is_node_id("a.py::t[é]") && is_node_id_chars("a.py::t[é]"));
         assert!(is_node_id("tests/ünï.py::tést_ü"));
         assert!(!is_node_id("tests/ünï.py::1ü"));
     }

@@ -24,7 +24,8 @@ pub struct Ledger {
     pub format: Format,
     pub schema: i64,
     pub max_window_days: Option<i64>,
-    /// The whole document, for top-level keys scripts may read.
+    /// The whole document, for top-level keys scripts may read; its `freezes` list is
+    /// left empty (with its span), the items having moved into `entries`.
     pub root: Node,
     pub entries: Vec<Entry>,
 }
@@ -83,7 +84,7 @@ impl Ledger {
     }
 
     pub fn parse(source: Source, format: Format) -> Result<Ledger, InputError> {
-        let root = tree::parse(&source, format)?;
+        let mut root = tree::parse(&source, format)?;
         let bad = |node: &Node, message: String| {
             InputError::new(&source.name, message).at(&source, node.span.clone(), "here")
         };
@@ -137,7 +138,7 @@ impl Ledger {
                     .with_help("an empty ledger is `{\"schema\": 1, \"freezes\": []}`"))
             }
             Some(node) => match &node.value {
-                Value::Seq(items) => items.clone(),
+                Value::Seq(_) => take_items(&mut root),
                 other => {
                     return Err(bad(
                         node,
@@ -170,6 +171,23 @@ impl Ledger {
             .filter(|id| !id.is_empty() && seen.insert(*id))
             .map(str::to_string)
             .collect()
+    }
+}
+
+/// The `freezes` items, moved out of the document (never copied: they are most of it).
+fn take_items(root: &mut Node) -> Vec<Node> {
+    let Value::Map(fields) = &mut root.value else {
+        return Vec::new();
+    };
+    match fields.iter_mut().find(|(key, _)| key == "freezes") {
+        Some((
+            _,
+            Node {
+                value: Value::Seq(items),
+                ..
+            },
+        )) => std::mem::take(items),
+        _ => Vec::new(),
     }
 }
 

@@ -10,6 +10,9 @@ pub mod tools;
 pub mod tree;
 
 use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use crate::error::InputError;
 use crate::source::{Source, SourceFile};
@@ -20,20 +23,161 @@ use ledger::Ledger;
 use samples::Samples;
 
 /// Everything the scripts can be shown. An input that was not given is `None`.
+///
+/// Only the ledger is read before rules start: every other input may still be loading
+/// on a thread of its own (a million collected ids take longer than most scripts), and
+/// a script that reads it waits for it.
 #[derive(Debug)]
 pub struct Facts {
     pub ledger: Ledger,
-    pub collected: Option<IdSet>,
-    pub changed: Option<IdSet>,
-    pub samples: Option<Samples>,
-    pub applied_skips: Option<IdSet>,
-    pub results: Option<Results>,
+    pub collected: Deferred<IdSet>,
+    pub changed: Deferred<IdSet>,
+    pub samples: Deferred<Samples>,
+    pub applied_skips: Deferred<IdSet>,
+    pub results: Deferred<Results>,
     /// Lines per test from `--coverage` reports (optional, like `results`).
-    pub coverage: Option<Coverage>,
+    pub coverage: Deferred<Coverage>,
     pub today: jiff::civil::Date,
     pub target_branch: Option<String>,
     /// pytest's rootdir relative to the repository root (`""` when the same).
     pub pytest_root: String,
+}
+
+/// An input that may still be loading on another thread: [`Deferred::get`] waits for it.
+/// `None` once set means not given (or its loader failed: [`Loading::finish`] says why).
+#[derive(Debug)]
+pub struct Deferred<T>(Arc<OnceLock<Option<T>>>);
+
+impl<T> Clone for Deferred<T> {
+    fn clone(&self) -> Self {
+        Deferred(Arc::clone(&self.0))
+    }
+}
+
+impl<T> From<Option<T>> for Deferred<T> {
+    fn from(value: Option<T>) -> Deferred<T> {
+        Deferred::ready(value)
+    }
+}
+
+impl<T> Deferred<T> {
+    pub fn ready(value: Option<T>) -> Deferred<T> {
+        Deferred(Arc::new(OnceLock::from(value)))
+    }
+
+    pub fn is_ready(&self) -> bool {
+        self.0.get().is_some()
+    }
+
+    /// The input, once loaded.
+    pub fn get(&self) -> Option<&T> {
+        self.0.wait().as_ref()
+    }
+
+    /// Like [`Deferred::get`], also saying how long it waited.
+    pub fn get_timed(&self) -> (Option<&T>, Duration) {
+        if let Some(value) = self.0.get() {
+            return (value.as_ref(), Duration::ZERO);
+        }
+        let started = Instant::now();
+        (self.0.wait().as_ref(), started.elapsed())
+    }
+}
+
+/// The loader threads of one [`Facts`]: large inputs get a thread each, small ones share
+/// one (a thread per small file would crowd the cores the rules run on).
+#[derive(Default)]
+pub struct Loading {
+    threads: Vec<JoinHandle<Result<(), InputError>>>,
+    small: Vec<LoadTask>,
+}
+
+type LoadTask = Box<dyn FnOnce() -> Result<(), InputError> + Send>;
+
+/// How big an input may get: whether it deserves a thread of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Size {
+    Large,
+    Small,
+}
+
+impl std::fmt::Debug for Loading {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Loading({} threads, {} queued)",
+            self.threads.len(),
+            self.small.len()
+        )
+    }
+}
+
+impl Loading {
+    /// Loads an input when it was `given` (else it is `None` at once): a large one on a
+    /// new thread now, a small one on the shared thread [`Loading::start_small`] starts.
+    /// The cell is set however loading ends (`None` on an error or a panic), so no reader
+    /// waits forever.
+    pub fn add<T: Send + Sync + 'static>(
+        &mut self,
+        size: Size,
+        given: bool,
+        load: impl FnOnce() -> Result<Option<T>, InputError> + Send + 'static,
+    ) -> Deferred<T> {
+        struct SetOnExit<T>(Arc<OnceLock<Option<T>>>);
+        impl<T> Drop for SetOnExit<T> {
+            fn drop(&mut self) {
+                let _ = self.0.set(None);
+            }
+        }
+        if !given {
+            return Deferred::ready(None);
+        }
+        let cell = Arc::new(OnceLock::new());
+        let guard = SetOnExit(Arc::clone(&cell));
+        let task: LoadTask = Box::new(move || {
+            let loaded = load()?;
+            let _ = guard.0.set(loaded);
+            Ok(())
+        });
+        match size {
+            Size::Large => self.threads.push(std::thread::spawn(task)),
+            Size::Small => self.small.push(task),
+        }
+        Deferred(cell)
+    }
+
+    /// Starts the thread that loads the small inputs, one after another.
+    pub fn start_small(&mut self) {
+        let tasks = std::mem::take(&mut self.small);
+        if tasks.is_empty() {
+            return;
+        }
+        self.threads.push(std::thread::spawn(move || {
+            let mut first_error = None;
+            for task in tasks {
+                if let Err(err) = task() {
+                    first_error.get_or_insert(err);
+                }
+            }
+            first_error.map_or(Ok(()), Err)
+        }));
+    }
+
+    /// Waits for every loader; the first input error (in the order they were started)
+    /// wins over anything the rules concluded meanwhile. A loader's panic is re-raised.
+    pub fn finish(mut self) -> Result<(), InputError> {
+        self.start_small();
+        let mut first_error = None;
+        for handle in self.threads {
+            let result = handle
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            if let Err(err) = result {
+                first_error.get_or_insert(err);
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    }
 }
 
 /// A file named on the command line or in config: where it is and how to call it.

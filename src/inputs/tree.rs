@@ -154,9 +154,152 @@ fn too_deep(source: &Source, at: usize) -> InputError {
 }
 
 fn parse_json(source: &Source) -> Result<Node, InputError> {
+    // One pass for the valid document; anything else is explained by serde_json's parser,
+    // which reads each container again per level but words its errors well.
+    if let Some(node) = FastJson::parse(&source.text) {
+        return Ok(node);
+    }
     let text = source.text.as_str();
     let raw: &RawValue = serde_json::from_str(text).map_err(|e| json_error(source, &e, 0))?;
     json_node(source, raw, 0)
+}
+
+/// A single-pass JSON reader that records every value's span. It gives up (`None`) on
+/// anything unusual (a syntax error, escapes or control characters in a string, a float,
+/// nesting past [`MAX_DEPTH`]) and leaves it to the serde_json path, so both agree on
+/// every document the fast path accepts.
+struct FastJson<'a> {
+    text: &'a [u8],
+    at: usize,
+}
+
+impl<'a> FastJson<'a> {
+    fn parse(text: &'a str) -> Option<Node> {
+        let mut reader = FastJson {
+            text: text.as_bytes(),
+            at: 0,
+        };
+        let node = reader.value(0)?;
+        reader.skip_space();
+        (reader.at == reader.text.len()).then_some(node)
+    }
+
+    fn skip_space(&mut self) {
+        while let Some(b' ' | b'\n' | b'\r' | b'\t') = self.text.get(self.at) {
+            self.at += 1;
+        }
+    }
+
+    fn eat(&mut self, byte: u8) -> bool {
+        self.skip_space();
+        let found = self.text.get(self.at) == Some(&byte);
+        self.at += found as usize;
+        found
+    }
+
+    fn value(&mut self, depth: usize) -> Option<Node> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        self.skip_space();
+        let start = self.at;
+        let value = match *self.text.get(self.at)? {
+            b'{' => {
+                self.at += 1;
+                let mut entries = Vec::new();
+                if !self.eat(b'}') {
+                    loop {
+                        self.skip_space();
+                        let key = self.string()?;
+                        if !self.eat(b':') {
+                            return None;
+                        }
+                        entries.push((key, self.value(depth + 1)?));
+                        if self.eat(b'}') {
+                            break;
+                        }
+                        if !self.eat(b',') {
+                            return None;
+                        }
+                    }
+                }
+                Value::Map(entries)
+            }
+            b'[' => {
+                self.at += 1;
+                let mut items = Vec::new();
+                if !self.eat(b']') {
+                    loop {
+                        items.push(self.value(depth + 1)?);
+                        if self.eat(b']') {
+                            break;
+                        }
+                        if !self.eat(b',') {
+                            return None;
+                        }
+                    }
+                }
+                Value::Seq(items)
+            }
+            b'"' => Value::Str(self.string()?),
+            b't' => self.word(b"true", Value::Bool(true))?,
+            b'f' => self.word(b"false", Value::Bool(false))?,
+            b'n' => self.word(b"null", Value::Null)?,
+            b'-' | b'0'..=b'9' => self.integer()?,
+            _ => return None,
+        };
+        Some(Node {
+            value,
+            span: start..self.at,
+        })
+    }
+
+    /// A string without escapes or control characters (the common case).
+    fn string(&mut self) -> Option<String> {
+        if self.text.get(self.at) != Some(&b'"') {
+            return None;
+        }
+        let start = self.at + 1;
+        let len = memchr::memchr2(b'"', b'\\', &self.text[start..])?;
+        let body = &self.text[start..start + len];
+        if self.text[start + len] != b'"' || body.iter().any(|&b| b < 0x20) {
+            return None;
+        }
+        self.at = start + len + 1;
+        // The input is a `str` and the quotes are ASCII, so the body is whole UTF-8.
+        std::str::from_utf8(body).ok().map(str::to_string)
+    }
+
+    fn word(&mut self, word: &[u8], value: Value) -> Option<Value> {
+        let found = self.text[self.at..].starts_with(word);
+        self.at += word.len();
+        found.then_some(value)
+    }
+
+    /// A non-negative integer as serde_json reads it into an `i64`; anything else gives up.
+    fn integer(&mut self) -> Option<Value> {
+        let start = self.at;
+        if self.text[start] == b'-' {
+            return None; // `-0` and friends: rare in a ledger, and serde_json's to read
+        }
+        let digits = self.at;
+        while self.text.get(self.at).is_some_and(u8::is_ascii_digit) {
+            self.at += 1;
+        }
+        let number = &self.text[digits..self.at];
+        let leading_zero = number.len() > 1 && number[0] == b'0';
+        if number.is_empty()
+            || leading_zero
+            || matches!(self.text.get(self.at), Some(b'.' | b'e' | b'E'))
+        {
+            return None;
+        }
+        std::str::from_utf8(&self.text[start..self.at])
+            .ok()?
+            .parse()
+            .ok()
+            .map(Value::Int)
+    }
 }
 
 fn json_error(source: &Source, err: &serde_json::Error, base: usize) -> InputError {
@@ -455,6 +598,48 @@ impl<'de> Deserialize<'de> for YamlKey {
 mod tests {
     use super::*;
     use crate::source::SourceFile;
+
+    #[test]
+    fn the_fast_json_reader_agrees_with_serde_json_or_gives_up() {
+        let documents = [
+            r#"{"schema": 1, "freezes": [{"test_id": "a.py::t", "n": 12, "ok": true, "x": null}]}"#,
+            "  {\"a\" :[ 1 ,2,[], {} ] , \"b\":\"ünï\"}\n",
+            r#"{"a": 1, "a": 2}"#,
+            r#"[1, 2, 3]"#,
+            r#""text""#,
+            // The reader gives up on each of these; serde_json decides.
+            r#"{"a": "esc\"aped"}"#,
+            r#"{"a": 1.5}"#,
+            r#"{"a": -0}"#,
+            r#"{"a": 007}"#,
+            r#"{"a": 99999999999999999999}"#,
+            "{\"a\": \"tab\there\"}",
+            r#"{"a": 1,}"#,
+            r#"{"a" 1}"#,
+            r#"[1 2]"#,
+            r#"{"a": tru}"#,
+            r#"{"a": 1} x"#,
+            "\u{feff}{}",
+        ];
+        let mut fast = 0;
+        for text in documents {
+            let source = SourceFile::new("l.json", "l.json", text.to_string());
+            let slow = serde_json::from_str::<&RawValue>(&source.text)
+                .ok()
+                .map(|raw| json_node(&source, raw, 0).expect("valid"));
+            if let Some(node) = FastJson::parse(text) {
+                fast += 1;
+                assert_eq!(Some(node), slow, "{text}");
+            }
+        }
+        assert_eq!(fast, 5, "the plain documents take the fast path");
+        let deep = format!(
+            "{}1{}",
+            "[".repeat(MAX_DEPTH + 2),
+            "]".repeat(MAX_DEPTH + 2)
+        );
+        assert!(FastJson::parse(&deep).is_none());
+    }
 
     fn spans_of(text: &str, format: Format) -> Vec<(String, String)> {
         let source = SourceFile::new("t", "t", text);
