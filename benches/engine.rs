@@ -106,6 +106,7 @@ fn evaluate_pack(bencher: divan::Bencher) {
             today: "2026-11-30".parse().unwrap(),
             target_branch: Some("main".into()),
             pytest_root: String::new(),
+            jobs: std::thread::available_parallelism().map_or(1, |n| n.get()),
         })
         .bench_refs(|facts| judge(&gate, facts, &selection).expect("evaluates"));
 }

@@ -131,6 +131,10 @@ pub struct FactArgs {
     /// Say what was loaded and how long each input took.
     #[arg(long, short)]
     pub verbose: bool,
+    /// Threads for loading inputs and running scripts (default: every core once the
+    /// inputs are a few megabytes or a tool runs; 1 below that).
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
 }
 
 #[derive(Debug, Args)]

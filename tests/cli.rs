@@ -312,7 +312,12 @@ fn bad_inputs_are_exit_2_with_file_line_and_value() {
             "unknown key `min_distinct`",
         ),
     ];
-    for (file, text, expected) in cases {
+    // In order on this thread, and on loader threads while the rules run: the input's
+    // error wins either way.
+    for (file, text, expected, jobs) in cases
+        .iter()
+        .flat_map(|(file, text, expected)| ["1", "2"].map(|jobs| (file, text, expected, jobs)))
+    {
         let dir = tempfile::tempdir().unwrap();
         let world = World::passing();
         world.run_in(dir.path(), "json");
@@ -332,10 +337,17 @@ fn bad_inputs_are_exit_2_with_file_line_and_value() {
                 "gate/samples.json",
                 "--applied-skips",
                 "gate/skipped.json",
+                "--jobs",
+                jobs,
             ])
             .output()
             .unwrap();
-        assert_eq!(out.status.code(), Some(2), "{file}: {}", stderr(&out));
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{file} (--jobs {jobs}): {}",
+            stderr(&out)
+        );
         assert!(
             stderr(&out).contains(expected),
             "{file}: expected `{expected}` in\n{}",
@@ -464,4 +476,37 @@ fn skips_prints_the_derived_set() {
         stdout(&out).trim(),
         format!("--deselect={FROZEN} --deselect='tests/test_a.py::test_u[a b]'")
     );
+}
+
+#[test]
+fn loading_on_threads_reaches_the_same_verdict_as_loading_in_order() {
+    // A world that trips a rule of every default script: an expired freeze (shape), a
+    // property not collected (deposit, which waits for the collection), no sample count
+    // (samples) and an inherited skip (inheritance).
+    let mut world = World::passing();
+    world.today = "2026-12-05".into();
+    world.collected.retain(|id| id != common::PROPERTY);
+    world.samples = Some(serde_json::json!({"properties": {}}));
+    world.applied.push(common::OTHER.into());
+    let verdicts: Vec<(i32, serde_json::Value)> = ["1", "2", "4"]
+        .iter()
+        .map(|jobs| {
+            let mut world = world.clone();
+            world.extra_args = vec!["--jobs".into(), jobs.to_string()];
+            let verdict = world.run();
+            (verdict.code, verdict.json["violations"].clone())
+        })
+        .collect();
+    let codes: Vec<&str> = verdicts[0]
+        .1
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["code"].as_str().unwrap())
+        .collect();
+    for code in ["FZ103", "FZ201", "FZ302", "FZ401"] {
+        assert!(codes.contains(&code), "{code} in {codes:?}");
+    }
+    assert_eq!(verdicts[0].0, 1);
+    assert!(verdicts.iter().all(|v| *v == verdicts[0]), "{verdicts:#?}");
 }

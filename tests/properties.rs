@@ -267,6 +267,7 @@ impl FactsModel {
             today: TODAY,
             target_branch: Some("main".into()),
             pytest_root: String::new(),
+            jobs: 1,
         }
     }
 }

@@ -99,6 +99,7 @@ fn facts(ledger: Ledger, world: &World) -> Facts {
         today: jiff::civil::date(2026, 11, 30),
         target_branch: Some("main".into()),
         pytest_root: String::new(),
+        jobs: 1,
     }
 }
 

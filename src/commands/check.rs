@@ -15,10 +15,11 @@ use crate::engine::{RawReport, Target};
 use crate::error::InputError;
 use crate::inputs::coverage::Coverage;
 use crate::inputs::ids;
+use crate::inputs::ids::IdSet;
 use crate::inputs::junit::Results;
 use crate::inputs::ledger::Ledger;
 use crate::inputs::samples::Samples;
-use crate::inputs::{read_merged, tools, Facts, InputPath, Loading, Size};
+use crate::inputs::{read_merged, tools, Deferred, Facts, InputPath, Loading, Size};
 use crate::report::{human, Report};
 
 /// The loaded policy pack with the engine that compiled it.
@@ -36,6 +37,17 @@ impl Gate {
     }
 
     pub fn with_config(config: Config) -> Result<Gate, InputError> {
+        let (engine, pack) = Self::compile(&config)?;
+        Ok(Gate {
+            config,
+            engine,
+            pack,
+            core_reports: Vec::new(),
+        })
+    }
+
+    /// The engine and the pack compiled with it, for a config.
+    fn compile(config: &Config) -> Result<(ScriptEngine, Pack), InputError> {
         let resolver = PolicyDirResolver {
             dirs: config
                 .policies
@@ -49,43 +61,47 @@ impl Gate {
             sources: Default::default(),
         };
         let mut engine = ScriptEngine::new(&config.limits, config.pytest_root_in_repo(), resolver);
-        engine.set_owners(crate::inputs::owners::Owners::from_config(&config)?);
+        engine.set_owners(crate::inputs::owners::Owners::from_config(config)?);
         let pack = policy::load(
             engine.engine(),
             &config.policies,
             &config.repo_root,
             &config.tree,
         )?;
-        Ok(Gate {
-            config,
-            engine,
-            pack,
-            core_reports: Vec::new(),
-        })
+        Ok((engine, pack))
     }
 }
 
 pub fn run(cwd: &Path, config_path: Option<&Path>, args: &CheckArgs) -> Result<u8, InputError> {
     let started = Instant::now();
-    let gate = match &args.trusted_ref {
+    let config = match &args.trusted_ref {
         Some(rev) => {
             let tree = FileTree::commit(rev, &crate::config::find_repo_root(cwd))?;
-            let mut gate = Gate::with_config(Config::discover_in(cwd, config_path, &tree)?)?;
-            for file in trust::modified_files(cwd, config_path, &gate.config, &tree) {
-                gate.core_reports.push(RawReport {
-                    code: "FZ501".into(),
-                    message: format!(
-                        "the patch changes {file}; the version at {rev} was used instead"
-                    ),
-                    script: crate::engine::policy::CORE_POLICY.into(),
-                    target: Target::None,
-                    test_id: None,
-                });
-            }
-            gate
+            (
+                Config::discover_in(cwd, config_path, &tree)?,
+                Some((rev, tree)),
+            )
         }
-        None => Gate::load(cwd, config_path)?,
+        None => (Config::discover(cwd, config_path)?, None),
     };
+    let (config, trusted) = config;
+    let configured = Instant::now();
+    // Large inputs start loading on threads of their own, then the pack compiles; small
+    // inputs load right here (threads cost more than they save on a few milliseconds).
+    let gathering = start_loading(cwd, &config, &args.facts)?;
+    let started_loading = Instant::now();
+    let mut gate = Gate::with_config(config)?;
+    if let Some((rev, tree)) = &trusted {
+        for file in trust::modified_files(cwd, config_path, &gate.config, tree) {
+            gate.core_reports.push(RawReport {
+                code: "FZ501".into(),
+                message: format!("the patch changes {file}; the version at {rev} was used instead"),
+                script: crate::engine::policy::CORE_POLICY.into(),
+                target: Target::None,
+                test_id: None,
+            });
+        }
+    }
     let selection = Selection::new(&gate.pack, &gate.config, &args.select, &args.ignore)?;
     if args.facts.verbose {
         match &gate.config.source {
@@ -98,8 +114,8 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &CheckArgs) -> Result<u
             selection.count()
         );
     }
-    let loaded = Instant::now();
-    let (facts, loading) = start_gathering(cwd, &gate.config, &args.facts)?;
+    let compiled = Instant::now();
+    let (facts, loading) = gathering.with_ledger(cwd, &gate.config, &args.facts)?;
     let gathered = Instant::now();
     let judged = judge(&gate, &facts, &selection);
     // An input that failed to load is the error, whatever the rules made of its absence.
@@ -124,7 +140,7 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &CheckArgs) -> Result<u
     }
     for target in &args.reports {
         let text = target.format.render(&report, false);
-        crate::commands::write_atomic(&cwd.join(&target.path), text.as_bytes())?;
+        crate::commands::write_report(&cwd.join(&target.path), text.as_bytes())?;
     }
     let colour = args.output.is_none() && human::use_colour(std::io::stdout().is_terminal());
     emit(
@@ -140,10 +156,16 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &CheckArgs) -> Result<u
     if args.facts.verbose {
         let ms = |from: Instant, to: Instant| (to - from).as_secs_f64() * 1000.0;
         let now = Instant::now();
+        let inputs = match facts.jobs {
+            1 => "inputs",
+            _ => "inputs started",
+        };
         eprintln!(
-            "timing: config and policies {:.1} ms, ledger {:.1} ms, rules (other inputs loading meanwhile) {:.1} ms, output {:.1} ms",
-            ms(started, loaded),
-            ms(loaded, gathered),
+            "timing: config {:.1} ms, {inputs} {:.1} ms, policies {:.1} ms, ledger {:.1} ms, rules {:.1} ms, output {:.1} ms",
+            ms(started, configured),
+            ms(configured, started_loading),
+            ms(started_loading, compiled),
+            ms(compiled, gathered),
             ms(gathered, judged),
             ms(judged, now)
         );
@@ -204,19 +226,65 @@ pub fn judge(
 
 /// Loads every input that was given; inputs not given stay `None` for `require`.
 pub fn gather(cwd: &Path, config: &Config, args: &FactArgs) -> Result<Facts, InputError> {
-    let (facts, loading) = start_gathering(cwd, config, args)?;
+    let (facts, loading) = start_loading(cwd, config, args)?.with_ledger(cwd, config, args)?;
     loading.finish()?;
     Ok(facts)
 }
 
-/// Reads the ledger and starts loading every other input on a thread of its own, so
-/// that rules can start at once; [`Loading::finish`] waits for them and reports the
-/// first input error.
-pub fn start_gathering(
+/// From these sizes on, inputs load on threads and scripts run on every core; below, a
+/// thread costs more than it saves (the whole check takes a few milliseconds).
+const PARALLEL_FROM_BYTES: u64 = 4 << 20;
+const PARALLEL_FROM_FREEZES: usize = 1_000;
+
+/// Whether the inputs are worth loading on threads: `--jobs` above 1, a tool to run
+/// (pytest, git), or files of several megabytes.
+fn worth_threads(cwd: &Path, config: &Config, args: &FactArgs) -> bool {
+    if let Some(jobs) = args.jobs {
+        return jobs > 1;
+    }
+    if args.collect || args.base.is_some() {
+        return true;
+    }
+    let files = args
+        .collected
+        .iter()
+        .chain(&args.changed)
+        .chain(&args.samples)
+        .chain(&args.applied_skips)
+        .chain(&args.junit)
+        .chain(&args.coverage);
+    let mut bytes = 0;
+    for path in files {
+        match std::fs::metadata(cli_input(cwd, path, &config.repo_root).path) {
+            Ok(meta) if meta.is_dir() => return true,
+            Ok(meta) => bytes += meta.len(),
+            Err(_) => {} // the loader names the missing file
+        }
+    }
+    bytes >= PARALLEL_FROM_BYTES
+}
+
+/// Inputs on their way: every input but the ledger loading on threads of its own (see
+/// [`start_loading`]); [`Gathering::with_ledger`] reads the ledger and hands out the facts.
+pub struct Gathering {
+    collected: Deferred<IdSet>,
+    changed: Deferred<IdSet>,
+    samples: Deferred<Samples>,
+    applied_skips: Deferred<IdSet>,
+    results: Deferred<Results>,
+    coverage: Deferred<Coverage>,
+    today: jiff::civil::Date,
+    loading: Loading,
+}
+
+/// Starts loading every input but the ledger, so that they load while the pack compiles
+/// and the ledger is read, and rules start as soon as those are done; a script that reads
+/// an input still loading waits for it. [`Loading::finish`] reports the first input error.
+pub fn start_loading(
     cwd: &Path,
     config: &Config,
     args: &FactArgs,
-) -> Result<(Facts, Loading), InputError> {
+) -> Result<Gathering, InputError> {
     let repo_root = &config.repo_root;
     let input = |p: &Path| cli_input(cwd, p, repo_root);
     let inputs =
@@ -236,29 +304,35 @@ pub fn start_gathering(
             .date(),
     };
 
-    let mut loading = Loading::default();
+    let mut loading = Loading::new(worth_threads(cwd, config, args), args.verbose);
     // The collection is by far the largest input (a million ids in a monorepo).
     let collected = {
         let (collect, verbose, paths) = (args.collect, args.verbose, inputs(&args.collected));
         let (command, pytest_root) = (config.collect_command.clone(), config.pytest_root.clone());
-        loading.add(Size::Large, collect || !paths.is_empty(), move || {
-            if !collect {
-                return read_merged(&paths, ids::parse_collected);
-            }
-            let (source, elapsed) = tools::collect(&command, &pytest_root)?;
-            if verbose {
-                eprintln!("collect: {:.2} s", elapsed.as_secs_f64());
-            }
-            let ids = ids::parse_collected(&source)?;
-            let mut builder = ids::IdSetBuilder::default();
-            builder.add(source, ids)?;
-            Ok(Some(builder.build()))
-        })
+        loading.add(
+            "collected",
+            Size::Large,
+            collect || !paths.is_empty(),
+            move || {
+                if !collect {
+                    return read_merged(&paths, ids::parse_collected);
+                }
+                let (source, elapsed) = tools::collect(&command, &pytest_root)?;
+                if verbose {
+                    eprintln!("collect: {:.2} s", elapsed.as_secs_f64());
+                }
+                let ids = ids::parse_collected(&source)?;
+                let mut builder = ids::IdSetBuilder::default();
+                builder.add(source, ids)?;
+                Ok(Some(builder.build()))
+            },
+        )
     };
     let changed = {
         let (base, path) = (args.base.clone(), args.changed.as_deref().map(input));
         let repo_root = repo_root.clone();
         loading.add(
+            "changed",
             Size::Small,
             base.is_some() || path.is_some(),
             move || match (base, path) {
@@ -274,7 +348,7 @@ pub fn start_gathering(
     };
     let applied_skips = {
         let paths = inputs(&args.applied_skips);
-        loading.add(Size::Small, !paths.is_empty(), move || {
+        loading.add("applied_skips", Size::Small, !paths.is_empty(), move || {
             read_merged(&paths, ids::parse_id_list)
         })
     };
@@ -283,13 +357,13 @@ pub fn start_gathering(
             .into_iter()
             .map(|p| (p.path, p.name))
             .collect();
-        loading.add(Size::Small, !paths.is_empty(), move || {
+        loading.add("samples", Size::Small, !paths.is_empty(), move || {
             Samples::load(&paths).map(Some)
         })
     };
     let results = {
         let paths = inputs(&args.junit);
-        loading.add(Size::Small, !paths.is_empty(), move || {
+        loading.add("results", Size::Small, !paths.is_empty(), move || {
             let sources = paths
                 .iter()
                 .map(InputPath::read)
@@ -300,35 +374,13 @@ pub fn start_gathering(
     // Coverage reports can be large too.
     let coverage = {
         let paths = inputs(&args.coverage);
-        loading.add(Size::Large, !paths.is_empty(), move || {
+        loading.add("coverage", Size::Large, !paths.is_empty(), move || {
             Coverage::load(&paths)
         })
     };
 
     loading.start_small();
-
-    let ledger_path = match &args.ledger {
-        Some(path) => input(path),
-        None => InputPath {
-            name: crate::config::display_path(&config.ledger, repo_root),
-            path: config.ledger.clone(),
-        },
-    };
-    let ledger = Ledger::load(&ledger_path.path, &ledger_path.name).map_err(|e| {
-        if e.message == "not found" {
-            e.with_help(
-                "create one with `freezegate init`, or point --ledger / `ledger` in config at it",
-            )
-        } else {
-            e
-        }
-    })?;
-    let target_branch = args
-        .target_branch
-        .clone()
-        .or_else(|| tools::current_branch(repo_root));
-    let facts = Facts {
-        ledger,
+    Ok(Gathering {
         collected,
         changed,
         samples,
@@ -336,8 +388,60 @@ pub fn start_gathering(
         results,
         coverage,
         today,
-        target_branch,
-        pytest_root: config.pytest_root_in_repo(),
-    };
-    Ok((facts, loading))
+        loading,
+    })
+}
+
+impl Gathering {
+    /// Reads the ledger (on this thread: rules need it first) and hands out the facts with
+    /// the loaders still running.
+    pub fn with_ledger(
+        self,
+        cwd: &Path,
+        config: &Config,
+        args: &FactArgs,
+    ) -> Result<(Facts, Loading), InputError> {
+        let repo_root = &config.repo_root;
+        let ledger_path = match &args.ledger {
+            Some(path) => cli_input(cwd, path, repo_root),
+            None => InputPath {
+                name: crate::config::display_path(&config.ledger, repo_root),
+                path: config.ledger.clone(),
+            },
+        };
+        let ledger = Ledger::load(&ledger_path.path, &ledger_path.name).map_err(|e| {
+            if e.message == "not found" {
+                e.with_help(
+                    "create one with `freezegate init`, or point --ledger / `ledger` in config at it",
+                )
+            } else {
+                e
+            }
+        })?;
+        let ledger_entries = ledger.entries.len();
+        let target_branch = args
+            .target_branch
+            .clone()
+            .or_else(|| tools::current_branch(repo_root));
+        let facts = Facts {
+            ledger,
+            collected: self.collected,
+            changed: self.changed,
+            samples: self.samples,
+            applied_skips: self.applied_skips,
+            results: self.results,
+            coverage: self.coverage,
+            today: self.today,
+            target_branch,
+            pytest_root: config.pytest_root_in_repo(),
+            jobs: match args.jobs {
+                Some(jobs) => usize::from(jobs),
+                None if self.loading.is_threaded() || ledger_entries >= PARALLEL_FROM_FREEZES => {
+                    std::thread::available_parallelism().map_or(1, |n| n.get())
+                }
+                None => 1,
+            },
+        };
+        Ok((facts, self.loading))
+    }
 }

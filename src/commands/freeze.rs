@@ -166,6 +166,7 @@ fn validate(gate: &Gate, ledger: Ledger, today: Date, test_id: &str) -> Result<R
         today: today.0,
         target_branch: None,
         pytest_root: gate.config.pytest_root_in_repo(),
+        jobs: 1,
     };
     let evaluation =
         gate.engine

@@ -99,20 +99,39 @@ pub fn emit(
             let _ = stdout.flush();
             Ok(())
         }
-        Some(path) => write_atomic(&cwd.join(path), text.as_bytes()),
+        Some(path) => write_report(&cwd.join(path), text.as_bytes()),
     }
 }
 
-/// Writes a file via a temporary file in the same directory and a rename, so readers
-/// see either the old or the new content, never a torn file.
+/// Writes a user's file (ledger, config) via a temporary file in the same directory,
+/// flushed to disk, and a rename: readers see either the old or the new content, never a
+/// torn file, and a crash right after leaves the new content.
 pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> Result<(), InputError> {
-    write_atomic_with(path, |file| std::io::Write::write_all(file, bytes))
+    write_atomic_with(path, Durability::Synced, |file| {
+        std::io::Write::write_all(file, bytes)
+    })
+}
+
+/// Writes a report the same way but without waiting for the disk: readers still never
+/// see a torn file, and a report lost to a crash is made again by the next run.
+pub fn write_report(path: &std::path::Path, bytes: &[u8]) -> Result<(), InputError> {
+    write_atomic_with(path, Durability::Renamed, |file| {
+        std::io::Write::write_all(file, bytes)
+    })
+}
+
+/// Whether an atomic write also waits for the content to reach the disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Durability {
+    Synced,
+    Renamed,
 }
 
 /// [`write_atomic`] with the content produced by `write`: if it fails part-way, the
 /// original file is untouched and the temporary file is removed.
 pub fn write_atomic_with(
     path: &std::path::Path,
+    durability: Durability,
     write: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
 ) -> Result<(), InputError> {
     let shown = path.display().to_string();
@@ -125,7 +144,10 @@ pub fn write_atomic_with(
     let mut tmp = tempfile::NamedTempFile::new_in(dir)
         .map_err(|e| InputError::new(&shown, format!("cannot write: {e}")))?;
     write(tmp.as_file_mut())
-        .and_then(|_| tmp.as_file().sync_all())
+        .and_then(|_| match durability {
+            Durability::Synced => tmp.as_file().sync_all(),
+            Durability::Renamed => Ok(()),
+        })
         .map_err(|e| InputError::new(&shown, format!("was not changed: the write failed: {e}")))?;
     tmp.persist(path)
         .map_err(|e| InputError::new(&shown, format!("cannot replace: {}", e.error)))?;
@@ -142,7 +164,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("ledger.json");
         std::fs::write(&path, "original").unwrap();
-        let err = write_atomic_with(&path, |file| {
+        let err = write_atomic_with(&path, Durability::Synced, |file| {
             file.write_all(b"half of the new con")?;
             Err(std::io::Error::other("disk full"))
         })

@@ -325,10 +325,7 @@ impl ScriptEngine {
         });
         // Scripts are independent: run them on every core, one engine shared.
         let next = std::sync::atomic::AtomicUsize::new(0);
-        let workers = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .min(jobs.len())
-            .max(1);
+        let workers = facts.jobs.min(jobs.len()).max(1);
         let worker = || {
             let mut done = Vec::new();
             loop {

@@ -188,17 +188,31 @@ pub fn is_node_id(s: &str) -> bool {
     ascii_node_id(s.as_bytes()).unwrap_or_else(|| is_node_id_chars(s))
 }
 
-/// Byte classes for [`ascii_node_id`]: allowed in a file path, in a name.
-const FILE_OK: u8 = 1;
-const NAME_OK: u8 = 2;
+/// Byte classes for [`ascii_node_id`].
+const BAD: u8 = 0;
+/// Allowed in a file path and in a name: `[A-Za-z0-9_.-]`.
+const NAME: u8 = 1;
+/// Allowed in a file path only: other printable ASCII but `\\`, `:` and `[`.
+const FILE: u8 = 2;
+const COLON: u8 = 3;
+const BRACKET: u8 = 4;
+const NON_ASCII: u8 = 5;
 const CLASSES: [u8; 256] = {
-    let mut table = [0u8; 256];
+    let mut table = [NON_ASCII; 256];
     let mut c = 0;
     while c < 128 {
         let b = c as u8;
-        let file = b > b' ' && b != b'\\' && b != 127;
-        let name = b.is_ascii_alphanumeric() || b == b'_' || b == b'.' || b == b'-';
-        table[c] = ((file as u8) * FILE_OK) | ((name as u8) * NAME_OK);
+        table[c] = if b.is_ascii_alphanumeric() || b == b'_' || b == b'.' || b == b'-' {
+            NAME
+        } else if b == b':' {
+            COLON
+        } else if b == b'[' {
+            BRACKET
+        } else if b > b' ' && b != b'\\' && b != 127 {
+            FILE
+        } else {
+            BAD
+        };
         c += 1;
     }
     table
@@ -208,21 +222,19 @@ const CLASSES: [u8; 256] = {
 /// runs once per collected id, a million in a monorepo). `None` when it meets a
 /// non-ASCII byte before the parameters: then the char-wise check decides.
 fn ascii_node_id(b: &[u8]) -> Option<bool> {
+    let class = |i: usize| b.get(i).map_or(BAD, |&c| CLASSES[c as usize]);
     if b.first().is_none_or(|&c| c == b'/') {
         return Some(false);
     }
-    let mut i = 0;
     // The file part, up to the first `::`.
+    let mut i = 0;
     loop {
-        let Some(&c) = b.get(i) else {
-            return Some(false);
-        };
-        match c {
-            b':' if b.get(i + 1) == Some(&b':') => break,
-            b'[' => return Some(false),
-            c if c >= 128 => return None,
-            c if CLASSES[c as usize] & FILE_OK == 0 => return Some(false),
-            _ => i += 1,
+        match class(i) {
+            NAME | FILE => i += 1,
+            COLON if class(i + 1) == COLON => break,
+            COLON => i += 1,
+            NON_ASCII => return None,
+            _ => return Some(false), // the end, a bracket or a space before any `::`
         }
     }
     if i == 0 {
@@ -231,23 +243,21 @@ fn ascii_node_id(b: &[u8]) -> Option<bool> {
     // One or more names, each after a `::`, then optional `[params]` (any text).
     loop {
         i += 2;
-        match b.get(i) {
-            None => return Some(false),
-            Some(c) if c.is_ascii_digit() || matches!(c, b':' | b'[') => return Some(false),
-            Some(_) => {}
+        if class(i) != NAME || b[i].is_ascii_digit() {
+            return match class(i) {
+                NON_ASCII => None,
+                _ => Some(false),
+            };
         }
-        loop {
-            match b.get(i) {
-                None => return Some(true),
-                Some(b':') => break,
-                Some(b'[') => return Some(b.len() - i >= 2 && b[b.len() - 1] == b']'),
-                Some(&c) if c >= 128 => return None,
-                Some(&c) if CLASSES[c as usize] & NAME_OK == 0 => return Some(false),
-                Some(_) => i += 1,
-            }
+        while class(i) == NAME {
+            i += 1;
         }
-        if b.get(i + 1) != Some(&b':') {
-            return Some(false);
+        match class(i) {
+            _ if i == b.len() => return Some(true),
+            COLON if class(i + 1) == COLON => {}
+            BRACKET => return Some(b.len() - i >= 2 && b[b.len() - 1] == b']'),
+            NON_ASCII => return None,
+            _ => return Some(false),
         }
     }
 }
@@ -476,7 +486,8 @@ fn summary_counts(line: &str) -> impl Iterator<Item = (u64, &str)> {
 
 /// Changed files: one repository-relative path a line.
 pub fn parse_changed(source: &Source) -> Result<Ids, InputError> {
-    let mut paths = Vec::new();
+    let mut ranges = Vec::new();
+    let mut canonical = true;
     for (line_no, start, line) in lines(&source.text) {
         let trimmed = line.trim();
         if trimmed.is_empty() {
@@ -491,9 +502,27 @@ pub fn parse_changed(source: &Source) -> Result<Ids, InputError> {
                 "expected a repository-relative path",
             ));
         }
-        paths.push(normalize_path(trimmed));
+        canonical &= is_canonical_path(trimmed);
+        let offset = trimmed.as_ptr() as usize - source.text.as_ptr() as usize;
+        ranges.push((offset as u32, trimmed.len() as u32));
     }
-    Ok(Ids::Owned(paths))
+    if canonical {
+        // What `git diff --name-only` prints: kept as ranges into the file, no copies.
+        return Ok(Ids::Ranges(ranges));
+    }
+    Ok(Ids::Owned(
+        ranges
+            .into_iter()
+            .map(|(start, len)| {
+                normalize_path(&source.text[start as usize..(start + len) as usize])
+            })
+            .collect(),
+    ))
+}
+
+/// Whether [`normalize_path`] would leave a path as it is.
+fn is_canonical_path(path: &str) -> bool {
+    !path.contains('\\') && path.split('/').all(|part| !matches!(part, "" | "." | ".."))
 }
 
 /// Applied skips: a JSON array of node ids or one id a line.
@@ -525,6 +554,30 @@ pub fn parse_id_list(source: &Source) -> Result<Ids, InputError> {
 mod tests {
     use super::*;
     use crate::source::SourceFile;
+
+    #[test]
+    fn canonical_paths_are_those_normalizing_leaves_alone() {
+        for path in [
+            "a/b.py", "a//b.py", "./a.py", "a/./b", "a/../b", "a\\b.py", "a/", "..", "a.b/c",
+            "é/ü.py",
+        ] {
+            assert_eq!(
+                is_canonical_path(path),
+                normalize_path(path) == path,
+                "{path}"
+            );
+        }
+        let source = SourceFile::new("c.txt", "c.txt", "a/b.py\n./c.py\n".to_string());
+        match parse_changed(&source).unwrap() {
+            Ids::Owned(paths) => assert_eq!(paths, ["a/b.py", "c.py"]),
+            Ids::Ranges(_) => panic!("a path needing normalisation is copied"),
+        }
+        let source = SourceFile::new("c.txt", "c.txt", " a/b.py \r\nc.py".to_string());
+        match parse_changed(&source).unwrap() {
+            Ids::Ranges(ranges) => assert_eq!(ranges, [(1, 6), (10, 4)]),
+            Ids::Owned(_) => panic!("canonical paths stay ranges"),
+        }
+    }
 
     #[test]
     fn ascii_and_unicode_node_id_checks_agree() {
@@ -565,6 +618,29 @@ mod tests {
                 "{id}"
             );
         }
+        // And on many strings over the alphabet that matters (a small LCG, no dependency).
+        let alphabet = [
+            "a", "Z", "1", "_", ".", "-", ":", "::", "[", "]", "/", " ", "\\", "é", "\t",
+        ];
+        let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut valid = 0;
+        for _ in 0..50_000 {
+            let mut id = String::new();
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            for _ in 0..(state >> 60) {
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                id.push_str(alphabet[(state >> 33) as usize % alphabet.len()]);
+            }
+            if let Some(fast) = ascii_node_id(id.as_bytes()) {
+                assert_eq!(fast, is_node_id_chars(&id), "{id:?}");
+                valid += usize::from(fast);
+            }
+        }
+        assert!(valid > 100, "the strings include node ids: {valid}");
         // Non-ASCII text inside the parameters needs no char-wise pass; anywhere else it does.
         assert_eq!(ascii_node_id("a.py::t[é]".as_bytes()), Some(true));
         assert_eq!(ascii_node_id("a.py::té".as_bytes()), None);

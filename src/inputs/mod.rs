@@ -41,6 +41,8 @@ pub struct Facts {
     pub target_branch: Option<String>,
     /// pytest's rootdir relative to the repository root (`""` when the same).
     pub pytest_root: String,
+    /// How many scripts may run at once (`--jobs`, else every core for large inputs).
+    pub jobs: usize,
 }
 
 /// An input that may still be loading on another thread: [`Deferred::get`] waits for it.
@@ -86,10 +88,16 @@ impl<T> Deferred<T> {
 
 /// The loader threads of one [`Facts`]: large inputs get a thread each, small ones share
 /// one (a thread per small file would crowd the cores the rules run on).
-#[derive(Default)]
 pub struct Loading {
+    /// Whether loaders get threads at all: for a few small files, starting threads costs
+    /// more than it saves, and everything loads on the calling thread, in order.
+    threaded: bool,
     threads: Vec<JoinHandle<Result<(), InputError>>>,
     small: Vec<LoadTask>,
+    /// The first error of a loader that ran on the calling thread.
+    error: Option<InputError>,
+    /// Print how long each input took (`--verbose`).
+    verbose: bool,
 }
 
 type LoadTask = Box<dyn FnOnce() -> Result<(), InputError> + Send>;
@@ -113,12 +121,27 @@ impl std::fmt::Debug for Loading {
 }
 
 impl Loading {
+    pub fn new(threaded: bool, verbose: bool) -> Loading {
+        Loading {
+            threaded,
+            threads: Vec::new(),
+            small: Vec::new(),
+            error: None,
+            verbose,
+        }
+    }
+
+    pub fn is_threaded(&self) -> bool {
+        self.threaded
+    }
+
     /// Loads an input when it was `given` (else it is `None` at once): a large one on a
     /// new thread now, a small one on the shared thread [`Loading::start_small`] starts.
     /// The cell is set however loading ends (`None` on an error or a panic), so no reader
-    /// waits forever.
+    /// waits forever. Without threads, it loads here and now.
     pub fn add<T: Send + Sync + 'static>(
         &mut self,
+        name: &'static str,
         size: Size,
         given: bool,
         load: impl FnOnce() -> Result<Option<T>, InputError> + Send + 'static,
@@ -134,12 +157,25 @@ impl Loading {
         }
         let cell = Arc::new(OnceLock::new());
         let guard = SetOnExit(Arc::clone(&cell));
+        let verbose = self.verbose;
         let task: LoadTask = Box::new(move || {
+            let started = Instant::now();
             let loaded = load()?;
+            if verbose {
+                eprintln!(
+                    "input: {name} {:.1} ms",
+                    started.elapsed().as_secs_f64() * 1000.0
+                );
+            }
             let _ = guard.0.set(loaded);
             Ok(())
         });
         match size {
+            _ if !self.threaded => {
+                if let Err(err) = task() {
+                    self.error.get_or_insert(err);
+                }
+            }
             Size::Large => self.threads.push(std::thread::spawn(task)),
             Size::Small => self.small.push(task),
         }
@@ -167,7 +203,7 @@ impl Loading {
     /// wins over anything the rules concluded meanwhile. A loader's panic is re-raised.
     pub fn finish(mut self) -> Result<(), InputError> {
         self.start_small();
-        let mut first_error = None;
+        let mut first_error = self.error;
         for handle in self.threads {
             let result = handle
                 .join()

@@ -12,6 +12,7 @@ pub const PROPERTY: &str = "tests/props/test_p.py::test_prop";
 pub const OTHER: &str = "tests/test_a.py::test_other";
 
 /// Every input of a passing gate run; tests change one thing and look at the verdict.
+#[derive(Clone)]
 pub struct World {
     pub ledger: Value,
     pub ledger_name: String,
