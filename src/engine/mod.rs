@@ -11,6 +11,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use rustc_hash::FxHashMap;
+
 use rhai::{Dynamic, Engine, EvalAltResult, Map, NativeCallContext, Position, Scope};
 
 use crate::config::Limits;
@@ -108,7 +110,7 @@ impl Binding {
 struct RunState {
     script: String,
     codes: Vec<String>,
-    enabled: HashMap<String, bool>,
+    enabled: FxHashMap<String, bool>,
     reports: Vec<RawReport>,
     missing: Vec<String>,
     deadline: Option<Instant>,
@@ -122,7 +124,7 @@ thread_local! {
     /// several threads at once (one engine, shared), so run state is per thread.
     static RUN: RefCell<RunState> = RefCell::default();
     /// The bindings the script on this thread sees.
-    static BINDINGS: RefCell<HashMap<&'static str, Binding>> = RefCell::default();
+    static BINDINGS: RefCell<FxHashMap<&'static str, Binding>> = RefCell::default();
 }
 
 fn with_run<R>(f: impl FnOnce(&mut RunState) -> R) -> R {
@@ -287,7 +289,7 @@ impl ScriptEngine {
         check_string_sizes(facts, &self.limits)?;
         let ledger = ledger_value(facts);
         let params = params_value(params);
-        let mut shared: HashMap<&'static str, Binding> = HashMap::new();
+        let mut shared: FxHashMap<&'static str, Binding> = FxHashMap::default();
         let mut set = |name: &'static str, value: Option<Dynamic>| {
             shared.insert(name, Binding::Ready(value.unwrap_or(Dynamic::UNIT)));
         };
@@ -390,7 +392,7 @@ impl ScriptEngine {
         &self,
         script: &Script,
         selection: &Selection,
-        shared: &HashMap<&'static str, Binding>,
+        shared: &FxHashMap<&'static str, Binding>,
         ledger: &Dynamic,
         params: &Dynamic,
     ) -> ScriptRun {

@@ -164,7 +164,7 @@ impl Ledger {
 
     /// Every frozen test id, in ledger order, each once.
     pub fn derived_skips(&self) -> Vec<String> {
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = rustc_hash::FxHashSet::default();
         self.entries
             .iter()
             .filter_map(Entry::test_id)

@@ -1,6 +1,6 @@
 //! Property sample counts: explicit JSON counts or Hypothesis observability output.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::path::Path;
 
 use crate::error::InputError;

@@ -4,7 +4,6 @@
 //! [`Node`] tree so that everything downstream (schema checks, script bindings,
 //! diagnostics) is written once.
 
-use std::collections::HashMap;
 use std::fmt;
 
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -108,9 +107,19 @@ pub fn parse(source: &Source, format: Format) -> Result<Node, InputError> {
 fn check_duplicate_keys(source: &Source, node: &Node) -> Result<(), InputError> {
     match &node.value {
         Value::Map(entries) => {
-            let mut seen: HashMap<&str, &Node> = HashMap::with_capacity(entries.len());
-            for (key, value) in entries {
-                if let Some(first) = seen.insert(key, value) {
+            // Ledger entries have a handful of keys: comparing with the earlier ones beats
+            // hashing them; a big table gets a hash map.
+            let mut seen: rustc_hash::FxHashMap<&str, &Node> = Default::default();
+            for (position, (key, value)) in entries.iter().enumerate() {
+                let earlier = if entries.len() <= 16 {
+                    entries[..position]
+                        .iter()
+                        .find(|(k, _)| k == key)
+                        .map(|(_, v)| v)
+                } else {
+                    seen.insert(key, value)
+                };
+                if let Some(first) = earlier {
                     return Err(
                         InputError::new(&source.name, format!("duplicate key `{key}`"))
                             .at(source, value.span.clone(), "defined again here")
