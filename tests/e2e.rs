@@ -10,6 +10,8 @@
 //! Needs the pinned Python venv: `bash .ci/python-env` (at `$FREEZEGATE_VENV`, else
 //! `<repo>/.venv`). Without it the tests that run pytest fail, they never skip.
 
+mod common;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -31,9 +33,6 @@ const PROPS_FILE: &str = "tests/props/test_proration_props.py";
 const STRONG_GIVEN: &str = "@given(amount=amounts, usage=usage())";
 const WEAK_GIVEN: &str = "@given(amount=st.just(3000), usage=st.just((30, 10, 20)))";
 
-const FIX_PYTHON: &str = "run `bash .ci/python-env` from the repository root to create the \
-     pinned venv with pytest and Hypothesis (or point FREEZEGATE_VENV at one that has them)";
-
 fn demo_dir() -> PathBuf {
     Path::new(MANIFEST_DIR).join("examples/pytest-demo")
 }
@@ -41,35 +40,7 @@ fn demo_dir() -> PathBuf {
 /// The venv's interpreter, checked once: it must import pytest and hypothesis.
 fn python() -> &'static Path {
     static PYTHON: OnceLock<PathBuf> = OnceLock::new();
-    PYTHON.get_or_init(|| {
-        let venv = match std::env::var_os("FREEZEGATE_VENV") {
-            Some(v) if !v.is_empty() => Path::new(MANIFEST_DIR).join(v),
-            _ => Path::new(MANIFEST_DIR).join(".venv"),
-        };
-        let python = if cfg!(windows) {
-            venv.join("Scripts").join("python.exe")
-        } else {
-            venv.join("bin").join("python")
-        };
-        if !python.exists() {
-            panic!(
-                "the end-to-end tests need real pytest and Hypothesis, but {} does not exist: {FIX_PYTHON}",
-                python.display()
-            );
-        }
-        let probe = Command::new(&python)
-            .args(["-c", "import pytest, hypothesis"])
-            .output()
-            .unwrap_or_else(|e| panic!("could not run {}: {e}; {FIX_PYTHON}", python.display()));
-        if !probe.status.success() {
-            panic!(
-                "{} cannot import pytest and hypothesis: {FIX_PYTHON}\n{}",
-                python.display(),
-                String::from_utf8_lossy(&probe.stderr)
-            );
-        }
-        python
-    })
+    PYTHON.get_or_init(|| common::venv_python_importing(&["pytest", "hypothesis"]))
 }
 
 fn python_str() -> &'static str {

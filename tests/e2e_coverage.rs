@@ -10,6 +10,8 @@
 //! Needs the pinned Python venv: `bash .ci/python-env` (at `$FREEZEGATE_VENV`, else
 //! `<repo>/.venv`). Without it the tests fail, they never skip.
 
+mod common;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -26,9 +28,6 @@ const FROZEN: &str = "tests/test_pricing.py::test_split_remainder_goes_first";
 const GOOD: &str = "tests/props/test_pricing_props.py::test_split_sums_to_total";
 const UNRELATED: &str = "tests/props/test_pricing_props.py::test_label_has_two_decimals";
 const PROPS_FILE: &str = "tests/props/test_pricing_props.py";
-
-const FIX_PYTHON: &str = "run `bash .ci/python-env` from the repository root to create the \
-     pinned venv with pytest, pytest-cov and Hypothesis (or point FREEZEGATE_VENV at one)";
 
 /// `split_cents` is the frozen test's code path: lines 8-12 run only under that test
 /// (line 6 also under `test_split_rejects_zero_parts`); `label` (line 17) is unrelated.
@@ -123,27 +122,7 @@ show_contexts = true
 fn python() -> &'static Path {
     static PYTHON: OnceLock<PathBuf> = OnceLock::new();
     PYTHON.get_or_init(|| {
-        let venv = match std::env::var_os("FREEZEGATE_VENV") {
-            Some(v) if !v.is_empty() => Path::new(MANIFEST_DIR).join(v),
-            _ => Path::new(MANIFEST_DIR).join(".venv"),
-        };
-        let python = venv.join("bin").join("python");
-        assert!(
-            python.exists(),
-            "the coverage end-to-end tests need real pytest, pytest-cov and Hypothesis, but {} does not exist: {FIX_PYTHON}",
-            python.display()
-        );
-        let probe = Command::new(&python)
-            .args(["-c", "import pytest, hypothesis, pytest_cov, coverage"])
-            .output()
-            .unwrap_or_else(|e| panic!("could not run {}: {e}; {FIX_PYTHON}", python.display()));
-        assert!(
-            probe.status.success(),
-            "{} cannot import pytest, hypothesis and pytest_cov: {FIX_PYTHON}\n{}",
-            python.display(),
-            String::from_utf8_lossy(&probe.stderr)
-        );
-        python
+        common::venv_python_importing(&["pytest", "hypothesis", "pytest_cov", "coverage"])
     })
 }
 

@@ -16,6 +16,8 @@
 //! tests install `.ci/requirements-packaging.txt` (maturin, pre-commit) into it. Without
 //! Python they fail with a message that says so; they never skip.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -30,9 +32,6 @@ const BIN: &str = env!("CARGO_BIN_EXE_freezegate");
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 const TARGET_TMP: &str = env!("CARGO_TARGET_TMPDIR");
-
-const FIX_PYTHON: &str = "run `bash .ci/python-env` from the repository root to create the \
-     pinned venv (python3 with the venv module is needed), or point FREEZEGATE_VENV at one";
 
 /// The README's main-job command on the shipped example, from the repository root.
 const EXAMPLE_CHECK: [&str; 15] = [
@@ -120,16 +119,7 @@ fn venv_bin(venv: &Path, name: &str) -> PathBuf {
 fn tools_python() -> &'static Path {
     static PYTHON: OnceLock<PathBuf> = OnceLock::new();
     PYTHON.get_or_init(|| {
-        let venv = match std::env::var_os("FREEZEGATE_VENV") {
-            Some(v) if !v.is_empty() => root().join(v),
-            _ => root().join(".venv"),
-        };
-        let python = venv_bin(&venv, "python");
-        assert!(
-            python.exists(),
-            "the packaging tests need Python, but {} does not exist: {FIX_PYTHON}",
-            python.display()
-        );
+        let python = common::venv_python();
         run_ok(
             "pip install -r .ci/requirements-packaging.txt (maturin, pre-commit) into the test venv",
             Command::new(&python)
@@ -145,7 +135,7 @@ fn tools_python() -> &'static Path {
 fn fresh_venv(dir: &Path) -> PathBuf {
     let venv = dir.join("venv");
     run_ok(
-        &format!("python -m venv {}: {FIX_PYTHON}", venv.display()),
+        &format!("python -m venv {}: {}", venv.display(), common::FIX_PYTHON),
         Command::new(tools_python()).args(["-m", "venv"]).arg(&venv),
     );
     venv

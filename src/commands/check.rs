@@ -74,7 +74,7 @@ impl Gate {
 
 pub fn run(cwd: &Path, config_path: Option<&Path>, args: &CheckArgs) -> Result<u8, InputError> {
     let started = Instant::now();
-    let config = match &args.trusted_ref {
+    let (config, trusted) = match &args.trusted_ref {
         Some(rev) => {
             let tree = FileTree::commit(rev, &crate::config::find_repo_root(cwd))?;
             (
@@ -84,7 +84,6 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &CheckArgs) -> Result<u
         }
         None => (Config::discover(cwd, config_path)?, None),
     };
-    let (config, trusted) = config;
     let configured = Instant::now();
     // Large inputs start loading on threads of their own, then the pack compiles; small
     // inputs load right here (threads cost more than they save on a few milliseconds).

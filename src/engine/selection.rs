@@ -11,6 +11,16 @@ use crate::error::InputError;
 pub struct Selection {
     /// Effective severity of every enabled rule.
     enabled: HashMap<String, Severity>,
+    /// The core's rule codes (policy `builtin:core`): they fire on behalf of the others.
+    core: Vec<String>,
+}
+
+fn core_codes(pack: &Pack) -> Vec<String> {
+    pack.rules
+        .iter()
+        .filter(|r| r.policy == crate::engine::policy::CORE_POLICY)
+        .map(|r| r.code.clone())
+        .collect()
 }
 
 impl Selection {
@@ -79,15 +89,16 @@ impl Selection {
                 .with_help("see `freezegate rules` for the loaded rule codes"));
             }
         }
-        if enabled
-            .keys()
-            .all(|code| code == "FZ001" || code == "FZ501")
-        {
+        let selection = Selection {
+            enabled,
+            core: core_codes(pack),
+        };
+        if selection.count() == 0 {
             return Err(InputError::usage(
                 "no rule is enabled: a gate that checks nothing never passes (check --select/--ignore and [rules])",
             ));
         }
-        Ok(Selection { enabled })
+        Ok(selection)
     }
 
     /// Every rule enabled at its declared severity.
@@ -98,6 +109,7 @@ impl Selection {
                 .iter()
                 .map(|r| (r.code.clone(), r.severity))
                 .collect(),
+            core: core_codes(pack),
         }
     }
 
@@ -109,11 +121,11 @@ impl Selection {
         self.enabled.contains_key(code)
     }
 
-    /// Enabled rules other than the core's (FZ001, FZ501), which fire on behalf of others.
+    /// Enabled rules other than the core's, which fire on behalf of others.
     pub fn count(&self) -> usize {
         self.enabled
             .keys()
-            .filter(|c| *c != "FZ001" && *c != "FZ501")
+            .filter(|code| !self.core.contains(code))
             .count()
     }
 }

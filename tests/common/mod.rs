@@ -253,15 +253,47 @@ impl Verdict {
 
 /// The pinned virtualenv's Python (made by `.ci/python-env`); panics with the fix when
 /// it is missing, so a test that needs Python never passes without it.
+/// What to do when the pinned venv is missing or incomplete.
+pub const FIX_PYTHON: &str = "run `bash .ci/python-env` from the repository root to create the \
+     pinned venv (pytest, Hypothesis, pytest-cov; python3 with the venv module is needed), or \
+     point FREEZEGATE_VENV at one that has them";
+
+/// The pinned virtualenv of `.ci/python-env`: `$FREEZEGATE_VENV` (relative to the
+/// repository root), else `<repo>/.venv`.
+pub fn venv_dir() -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    match std::env::var_os("FREEZEGATE_VENV") {
+        Some(venv) if !venv.is_empty() => root.join(venv),
+        _ => root.join(".venv"),
+    }
+}
+
+/// The venv's interpreter, checked to exist.
 pub fn venv_python() -> PathBuf {
-    let venv = std::env::var_os("FREEZEGATE_VENV")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv"));
-    let python = venv.join("bin/python");
+    venv_python_importing(&[])
+}
+
+/// The venv's interpreter, checked to exist and to import `modules`: a test that needs
+/// them fails with the fix, it never skips.
+pub fn venv_python_importing(modules: &[&str]) -> PathBuf {
+    let python = venv_dir().join("bin").join("python");
     assert!(
         python.exists(),
-        "{} is missing: run `bash .ci/python-env` (it creates the pinned virtualenv the tests use)",
+        "{} does not exist: {FIX_PYTHON}",
         python.display()
     );
+    if !modules.is_empty() {
+        let probe = std::process::Command::new(&python)
+            .args(["-c", &format!("import {}", modules.join(", "))])
+            .output()
+            .unwrap_or_else(|e| panic!("could not run {}: {e}; {FIX_PYTHON}", python.display()));
+        assert!(
+            probe.status.success(),
+            "{} cannot import {}: {FIX_PYTHON}\n{}",
+            python.display(),
+            modules.join(", "),
+            String::from_utf8_lossy(&probe.stderr)
+        );
+    }
     python
 }
