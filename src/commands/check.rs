@@ -14,8 +14,7 @@ use crate::engine::ScriptEngine;
 use crate::engine::{RawReport, Target};
 use crate::error::InputError;
 use crate::inputs::coverage::Coverage;
-use crate::inputs::ids;
-use crate::inputs::ids::IdSet;
+use crate::inputs::ids::{self, IdSet};
 use crate::inputs::junit::Results;
 use crate::inputs::ledger::Ledger;
 use crate::inputs::samples::Samples;
@@ -37,17 +36,6 @@ impl Gate {
     }
 
     pub fn with_config(config: Config) -> Result<Gate, InputError> {
-        let (engine, pack) = Self::compile(&config)?;
-        Ok(Gate {
-            config,
-            engine,
-            pack,
-            core_reports: Vec::new(),
-        })
-    }
-
-    /// The engine and the pack compiled with it, for a config.
-    fn compile(config: &Config) -> Result<(ScriptEngine, Pack), InputError> {
         let resolver = PolicyDirResolver {
             dirs: config
                 .policies
@@ -61,14 +49,19 @@ impl Gate {
             sources: Default::default(),
         };
         let mut engine = ScriptEngine::new(&config.limits, config.pytest_root_in_repo(), resolver);
-        engine.set_owners(crate::inputs::owners::Owners::from_config(config)?);
+        engine.set_owners(crate::inputs::owners::Owners::from_config(&config)?);
         let pack = policy::load(
             engine.engine(),
             &config.policies,
             &config.repo_root,
             &config.tree,
         )?;
-        Ok((engine, pack))
+        Ok(Gate {
+            config,
+            engine,
+            pack,
+            core_reports: Vec::new(),
+        })
     }
 }
 

@@ -46,14 +46,6 @@ impl IdSetInner {
             .copied()
     }
 
-    /// Adds the id at `text[start..start + len]` unless an equal id is already there.
-    fn insert_range(&mut self, start: u32, len: u32) {
-        let index = self.ranges.len() as u32;
-        if self.index_range(start, len, index) {
-            self.ranges.push((start, len));
-        }
-    }
-
     /// Hashes the id at `text[start..start + len]` under `index` (its place in `ranges`)
     /// unless an equal id is already there; says whether it was new. One probe.
     fn index_range(&mut self, start: u32, len: u32, index: u32) -> bool {
@@ -124,14 +116,17 @@ impl IdSetBuilder {
         Ok(())
     }
 
-    /// Adds one id, copying it into the set's text.
+    /// Adds one id, copying it into the set's text (taken back if it was there already).
     pub fn push(&mut self, id: &str) {
-        if self.inner.find(id).is_some() {
-            return;
+        let inner = &mut self.inner;
+        let start = inner.text.len() as u32;
+        inner.text.push_str(id);
+        let index = inner.ranges.len() as u32;
+        if inner.index_range(start, id.len() as u32, index) {
+            inner.ranges.push((start, id.len() as u32));
+        } else {
+            inner.text.truncate(start as usize);
         }
-        let start = self.inner.text.len() as u32;
-        self.inner.text.push_str(id);
-        self.inner.insert_range(start, id.len() as u32);
     }
 
     pub fn build(self) -> IdSet {
