@@ -35,6 +35,70 @@ impl std::fmt::Display for Date {
     }
 }
 
+/// A ledger entry as scripts see it. It reads like a map (`e.test_id`, `e["owner"]`,
+/// `"owner" in e`, `e.keys()`), and copying it (`for e in ledger.freezes`, `let x = e`)
+/// copies a pointer: ten thousand entries are not deep-cloned on every loop. A write
+/// (`e.owner = "x"`) copies that one entry first, so no other copy sees it.
+#[derive(Debug, Clone)]
+pub struct Freeze(pub std::sync::Arc<Map>);
+
+impl Freeze {
+    pub fn field(&self, name: &str) -> Dynamic {
+        self.0.get(name).cloned().unwrap_or(Dynamic::UNIT)
+    }
+
+    pub fn map(&self) -> &Map {
+        &self.0
+    }
+}
+
+/// The fields every freeze may have, read through a getter of their own: a field without
+/// one is still readable, through the indexer, after Rhai has failed to find a getter.
+const FREEZE_FIELDS: [&str; 10] = [
+    "index",
+    "test_id",
+    "reason",
+    "owner",
+    "opened",
+    "expires",
+    "invariant",
+    "compensating_property",
+    "reused_property",
+    "approver",
+];
+
+fn register_freeze(engine: &mut Engine) {
+    engine
+        .register_type_with_name::<Freeze>("Freeze")
+        .register_indexer_get(|e: &mut Freeze, name: &str| e.field(name))
+        .register_indexer_set(|e: &mut Freeze, name: &str, value: Dynamic| {
+            std::sync::Arc::make_mut(&mut e.0).insert(name.into(), value);
+        })
+        .register_fn("contains", |e: &mut Freeze, name: &str| {
+            e.0.contains_key(name)
+        })
+        .register_fn("keys", |e: &mut Freeze| -> Array {
+            e.0.keys()
+                .map(|k| Dynamic::from(ImmutableString::from(k.as_str())))
+                .collect()
+        })
+        .register_fn("values", |e: &mut Freeze| -> Array {
+            e.0.values().cloned().collect()
+        })
+        .register_fn("len", |e: &mut Freeze| e.0.len() as INT)
+        .register_fn("is_empty", |e: &mut Freeze| e.0.is_empty())
+        .register_fn("to_map", |e: &mut Freeze| (*e.0).clone())
+        .register_fn("to_string", |e: &mut Freeze| {
+            Dynamic::from_map((*e.0).clone()).to_string()
+        })
+        .register_fn("to_debug", |e: &mut Freeze| {
+            format!("{:?}", Dynamic::from_map((*e.0).clone()))
+        });
+    for name in FREEZE_FIELDS {
+        engine.register_get(name, move |e: &mut Freeze| e.field(name));
+    }
+}
+
 /// Iterates an [`IdSet`] in input order without copying the set.
 pub struct IdSetIter {
     set: IdSet,
@@ -64,6 +128,7 @@ fn runtime_error(message: String) -> Box<EvalAltResult> {
 
 /// Registers every type and helper that does not depend on the run's facts.
 pub fn register(engine: &mut Engine, pytest_root: String) {
+    register_freeze(engine);
     engine
         .register_type_with_name::<IdSet>("IdSet")
         .register_iterator::<IdSet>()
@@ -198,7 +263,8 @@ pub fn register(engine: &mut Engine, pytest_root: String) {
         .register_fn("repo_file", move |id: &str| {
             ids::repo_file(&pytest_root, id)
         })
-        .register_fn("properties", properties);
+        .register_fn("properties", properties)
+        .register_fn("properties", |e: &mut Freeze| properties_of(&e.0));
 }
 
 /// For each distinct string value of `field` among maps, the position of the first map
@@ -210,12 +276,14 @@ pub struct FirstIndex(std::sync::Arc<rustc_hash::FxHashMap<String, INT>>);
 fn index_by(items: &mut Array, field: &str) -> FirstIndex {
     let mut index = rustc_hash::FxHashMap::default();
     for (position, item) in items.iter().enumerate() {
-        let Some(map) = item.read_lock::<Map>() else {
+        let value = if let Some(entry) = item.read_lock::<Freeze>() {
+            entry.0.get(field).cloned()
+        } else if let Some(map) = item.read_lock::<Map>() {
+            map.get(field).cloned()
+        } else {
             continue;
         };
-        let value = map
-            .get(field)
-            .and_then(|v| v.clone().into_immutable_string().ok());
+        let value = value.and_then(|v| v.into_immutable_string().ok());
         if let Some(value) = value {
             index.entry(value.to_string()).or_insert(position as INT);
         }
@@ -240,6 +308,10 @@ fn is_blank(value: Dynamic) -> bool {
 /// The compensating properties of an entry as `#{id, field}` maps, so a rule can report
 /// on the exact list item.
 fn properties(entry: &mut Map) -> Array {
+    properties_of(entry)
+}
+
+fn properties_of(entry: &Map) -> Array {
     match entry.get("compensating_property") {
         Some(value) if value.is_array() => {
             let items = value.clone().into_array().unwrap_or_default();

@@ -189,6 +189,9 @@ impl ScriptEngine {
             .set_max_modules(64)
             .set_max_variables(10_000)
             .set_max_functions(10_000)
+            // Rhai's string interner is one lock shared by every thread that runs a
+            // script: scripts on two cores queued on it and ran at half speed.
+            .set_max_strings_interned(0)
             .set_module_resolver(resolver);
         engine.disable_symbol("eval");
         // A script that stops itself early would silently check less.
@@ -476,79 +479,79 @@ fn missing_input_reports(
 }
 
 fn register_report(engine: &mut Engine) {
+    /// Records one report of the script running on this thread; `target` is what it is
+    /// about (an entry, an allow entry, the ledger, or a map holding only `test_id`).
     fn record(
         context: &NativeCallContext,
         code: &str,
-        target: Option<Map>,
+        target: Option<&Map>,
         field: Option<&str>,
-        message: String,
+        message: Dynamic,
     ) -> Result<(), Box<EvalAltResult>> {
-        with_run(|state| record_in(state, context, code, target, field, message))
-    }
-    fn record_in(
-        state: &mut RunState,
-        context: &NativeCallContext,
-        code: &str,
-        target: Option<Map>,
-        field: Option<&str>,
-        message: String,
-    ) -> Result<(), Box<EvalAltResult>> {
-        if !state.codes.iter().any(|c| c == code) {
-            let declared = state.codes.join(", ");
-            return Err(EvalAltResult::ErrorRuntime(
-                format!("report(\"{code}\", ...): this script's RULES declare only {declared}")
-                    .into(),
-                context.call_position(),
-            )
-            .into());
-        }
-        if !state.enabled.get(code).copied().unwrap_or(false) {
-            return Ok(());
-        }
-        let int = |map: &Map, key: &str| {
-            map.get(key)
-                .and_then(|v| v.as_int().ok())
-                .and_then(|i| usize::try_from(i).ok())
-        };
-        let (target, test_id) = match &target {
-            None => (Target::None, None),
-            Some(map) => {
-                let field = field.filter(|f| !f.is_empty()).map(str::to_string);
-                let test_id = map
-                    .get("test_id")
-                    .and_then(|v| v.clone().into_string().ok());
-                let target = if let Some(index) = int(map, "allow_index") {
-                    Target::Allow { index, field }
-                } else if let Some(index) = int(map, "index") {
-                    Target::Entry { index, field }
-                } else if map.contains_key("freezes") && map.contains_key("file") {
-                    Target::Ledger { field }
-                } else {
-                    Target::None
-                };
-                (target, test_id)
+        with_run(|state| {
+            if !state.codes.iter().any(|c| c == code) {
+                let declared = state.codes.join(", ");
+                return Err(EvalAltResult::ErrorRuntime(
+                    format!("report(\"{code}\", ...): this script's RULES declare only {declared}")
+                        .into(),
+                    context.call_position(),
+                )
+                .into());
             }
-        };
-        let script = state.script.clone();
-        state.reports.push(RawReport {
-            code: code.to_string(),
-            message,
-            script,
-            target,
-            test_id,
-        });
-        Ok(())
+            if !state.enabled.get(code).copied().unwrap_or(false) {
+                return Ok(());
+            }
+            let int = |map: &Map, key: &str| {
+                map.get(key)
+                    .and_then(|v| v.as_int().ok())
+                    .and_then(|i| usize::try_from(i).ok())
+            };
+            let (target, test_id) = match target {
+                None => (Target::None, None),
+                Some(map) => {
+                    let field = field.filter(|f| !f.is_empty()).map(str::to_string);
+                    let test_id = map
+                        .get("test_id")
+                        .and_then(|v| v.clone().into_string().ok());
+                    let target = if let Some(index) = int(map, "allow_index") {
+                        Target::Allow { index, field }
+                    } else if let Some(index) = int(map, "index") {
+                        Target::Entry { index, field }
+                    } else if map.contains_key("freezes") && map.contains_key("file") {
+                        Target::Ledger { field }
+                    } else {
+                        Target::None
+                    };
+                    (target, test_id)
+                }
+            };
+            let script = state.script.clone();
+            state.reports.push(RawReport {
+                code: code.to_string(),
+                message: message.to_string(),
+                script,
+                target,
+                test_id,
+            });
+            Ok(())
+        })
     }
     engine.register_fn(
         "report",
         |ctx: NativeCallContext, code: &str, message: Dynamic| {
-            record(&ctx, code, None, None, message.to_string())
+            record(&ctx, code, None, None, message)
         },
     );
     engine.register_fn(
         "report",
         |ctx: NativeCallContext, code: &str, entry: Map, message: Dynamic| {
-            record(&ctx, code, Some(entry), None, message.to_string())
+            record(&ctx, code, Some(&entry), None, message)
+        },
+    );
+    engine.register_fn(
+        "report",
+        |ctx: NativeCallContext, code: &str, entry: bindings::Freeze, message: Dynamic| {
+            record(&ctx, code, Some(entry.map()), None, message)
         },
     );
     engine.register_fn(
@@ -556,14 +559,22 @@ fn register_report(engine: &mut Engine) {
         |ctx: NativeCallContext, code: &str, test_id: &str, message: Dynamic| {
             let mut map = Map::new();
             map.insert("test_id".into(), test_id.into());
-            record(&ctx, code, Some(map), None, message.to_string())
+            record(&ctx, code, Some(&map), None, message)
         },
     );
     engine.register_fn(
         "report",
         |ctx: NativeCallContext, code: &str, entry: Map, field: &str, message: Dynamic| {
-            record(&ctx, code, Some(entry), Some(field), message.to_string())
+            record(&ctx, code, Some(&entry), Some(field), message)
         },
+    );
+    engine.register_fn(
+        "report",
+        |ctx: NativeCallContext,
+         code: &str,
+         entry: bindings::Freeze,
+         field: &str,
+         message: Dynamic| { record(&ctx, code, Some(entry.map()), Some(field), message) },
     );
 }
 
@@ -624,9 +635,7 @@ fn ledger_value(facts: &Facts) -> Dynamic {
                 .try_cast::<Map>()
                 .unwrap_or_default();
             fields.insert("index".into(), (entry.index as i64).into());
-            // Not shared: Rhai's size checks panic on shared values inside an array
-            // (`ledger.freezes.len()` would abort the process).
-            Dynamic::from_map(fields)
+            Dynamic::from(bindings::Freeze(Arc::new(fields)))
         })
         .collect();
     map.insert("freezes".into(), Dynamic::from_array(freezes));
