@@ -229,7 +229,8 @@ impl FactsModel {
                 samples.has_properties = true;
                 for (id, n) in PROPERTIES.iter().zip(&self.samples) {
                     if let Some(n) = n {
-                        samples.properties.insert(id.to_string(), *n);
+                        std::sync::Arc::make_mut(&mut samples.properties)
+                            .insert(id.to_string(), *n);
                     }
                 }
             }
@@ -247,7 +248,7 @@ impl FactsModel {
             changed.push(property_file(NEW_PROPERTY));
             applied.push(NEW_TEST);
             if samples.has_properties {
-                samples.properties.insert(NEW_PROPERTY.into(), 100);
+                std::sync::Arc::make_mut(&mut samples.properties).insert(NEW_PROPERTY.into(), 100);
             }
             outcomes.push((NEW_PROPERTY, true));
         }

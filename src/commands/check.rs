@@ -113,6 +113,9 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &CheckArgs) -> Result<u
     // An input that failed to load is the error, whatever the rules made of its absence.
     loading.finish()?;
     let (evaluation, report) = judged?;
+    // The reports need only the ledger: the other inputs (a million collected ids) are
+    // given back before the reports are rendered beside them.
+    let facts = facts.into_ledger_only();
     let judged = Instant::now();
     if args.trace {
         for timing in &evaluation.timings {
@@ -225,7 +228,7 @@ pub fn gather(cwd: &Path, config: &Config, args: &FactArgs) -> Result<Facts, Inp
 
 /// From these sizes on, inputs load on threads and scripts run on every core; below, a
 /// thread costs more than it saves (the whole check takes a few milliseconds).
-const PARALLEL_FROM_BYTES: u64 = 4 << 20;
+const PARALLEL_FROM_BYTES: u64 = 256 << 10;
 const PARALLEL_FROM_FREEZES: usize = 1_000;
 
 /// Whether the inputs are worth loading on threads: `--jobs` above 1, a tool to run

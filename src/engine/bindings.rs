@@ -3,8 +3,11 @@
 
 use rhai::{Array, Dynamic, Engine, EvalAltResult, ImmutableString, Map, Position, INT};
 
+use std::sync::Arc;
+
 use crate::inputs::ids::{self, IdSet};
 use crate::inputs::junit::Results;
+use crate::inputs::ledger::Entry;
 use crate::inputs::owners::Owners;
 use crate::inputs::samples::Samples;
 use crate::inputs::tree::{Node, Value};
@@ -36,19 +39,68 @@ impl std::fmt::Display for Date {
 }
 
 /// A ledger entry as scripts see it. It reads like a map (`e.test_id`, `e["owner"]`,
-/// `"owner" in e`, `e.keys()`), and copying it (`for e in ledger.freezes`, `let x = e`)
-/// copies a pointer: ten thousand entries are not deep-cloned on every loop. A write
-/// (`e.owner = "x"`) copies that one entry first, so no other copy sees it.
+/// `"owner" in e`, `e.keys()`), straight from the parsed ledger: copying it (`for e in
+/// ledger.freezes`, `let x = e`) copies a pointer, and the ledger is never held twice. A
+/// write (`e.owner = "x"`) goes to this copy's own fields, so no other copy sees it.
 #[derive(Debug, Clone)]
-pub struct Freeze(pub std::sync::Arc<Map>);
+pub struct Freeze {
+    entries: Arc<[Entry]>,
+    index: usize,
+    /// Fields written by the script, over the file's (copy-on-write).
+    written: Option<Arc<Map>>,
+}
 
 impl Freeze {
-    pub fn field(&self, name: &str) -> Dynamic {
-        self.0.get(name).cloned().unwrap_or(Dynamic::UNIT)
+    pub fn new(entries: Arc<[Entry]>, index: usize) -> Freeze {
+        Freeze {
+            entries,
+            index,
+            written: None,
+        }
     }
 
-    pub fn map(&self) -> &Map {
-        &self.0
+    fn node(&self) -> &Node {
+        &self.entries[self.index].node
+    }
+
+    fn written(&self, name: &str) -> Option<&Dynamic> {
+        self.written.as_ref().and_then(|fields| fields.get(name))
+    }
+
+    /// A field's value, `()` when absent.
+    pub fn field(&self, name: &str) -> Dynamic {
+        if let Some(value) = self.written(name) {
+            return value.clone();
+        }
+        if name == "index" {
+            return Dynamic::from_int(self.index as INT);
+        }
+        self.node().get(name).map_or(Dynamic::UNIT, to_dynamic)
+    }
+
+    fn set(&mut self, name: &str, value: Dynamic) {
+        let fields = self.written.get_or_insert_with(Default::default);
+        Arc::make_mut(fields).insert(name.into(), value);
+    }
+
+    fn contains(&self, name: &str) -> bool {
+        self.written(name).is_some() || name == "index" || self.node().get(name).is_some()
+    }
+
+    /// Every field as a plain map.
+    pub fn to_map(&self) -> Map {
+        let mut map = match &self.node().value {
+            Value::Map(fields) => fields
+                .iter()
+                .map(|(key, value)| (key.as_str().into(), to_dynamic(value)))
+                .collect(),
+            _ => Map::new(),
+        };
+        map.insert("index".into(), Dynamic::from_int(self.index as INT));
+        if let Some(written) = &self.written {
+            map.extend(written.iter().map(|(k, v)| (k.clone(), v.clone())));
+        }
+        map
     }
 }
 
@@ -71,28 +123,25 @@ fn register_freeze(engine: &mut Engine) {
     engine
         .register_type_with_name::<Freeze>("Freeze")
         .register_indexer_get(|e: &mut Freeze, name: &str| e.field(name))
-        .register_indexer_set(|e: &mut Freeze, name: &str, value: Dynamic| {
-            std::sync::Arc::make_mut(&mut e.0).insert(name.into(), value);
-        })
-        .register_fn("contains", |e: &mut Freeze, name: &str| {
-            e.0.contains_key(name)
-        })
+        .register_indexer_set(|e: &mut Freeze, name: &str, value: Dynamic| e.set(name, value))
+        .register_fn("contains", |e: &mut Freeze, name: &str| e.contains(name))
         .register_fn("keys", |e: &mut Freeze| -> Array {
-            e.0.keys()
+            e.to_map()
+                .keys()
                 .map(|k| Dynamic::from(ImmutableString::from(k.as_str())))
                 .collect()
         })
         .register_fn("values", |e: &mut Freeze| -> Array {
-            e.0.values().cloned().collect()
+            e.to_map().into_values().collect()
         })
-        .register_fn("len", |e: &mut Freeze| e.0.len() as INT)
-        .register_fn("is_empty", |e: &mut Freeze| e.0.is_empty())
-        .register_fn("to_map", |e: &mut Freeze| (*e.0).clone())
+        .register_fn("len", |e: &mut Freeze| e.to_map().len() as INT)
+        .register_fn("is_empty", |_: &mut Freeze| false)
+        .register_fn("to_map", |e: &mut Freeze| e.to_map())
         .register_fn("to_string", |e: &mut Freeze| {
-            Dynamic::from_map((*e.0).clone()).to_string()
+            Dynamic::from_map(e.to_map()).to_string()
         })
         .register_fn("to_debug", |e: &mut Freeze| {
-            format!("{:?}", Dynamic::from_map((*e.0).clone()))
+            format!("{:?}", Dynamic::from_map(e.to_map()))
         });
     for name in FREEZE_FIELDS {
         engine.register_get(name, move |e: &mut Freeze| e.field(name));
@@ -264,7 +313,9 @@ pub fn register(engine: &mut Engine, pytest_root: String) {
             ids::repo_file(&pytest_root, id)
         })
         .register_fn("properties", properties)
-        .register_fn("properties", |e: &mut Freeze| properties_of(&e.0));
+        .register_fn("properties", |e: &mut Freeze| {
+            properties_of(Some(&e.field("compensating_property")))
+        });
 }
 
 /// For each distinct string value of `field` among maps, the position of the first map
@@ -277,7 +328,7 @@ fn index_by(items: &mut Array, field: &str) -> FirstIndex {
     let mut index = rustc_hash::FxHashMap::default();
     for (position, item) in items.iter().enumerate() {
         let value = if let Some(entry) = item.read_lock::<Freeze>() {
-            entry.0.get(field).cloned()
+            Some(entry.field(field))
         } else if let Some(map) = item.read_lock::<Map>() {
             map.get(field).cloned()
         } else {
@@ -308,11 +359,12 @@ fn is_blank(value: Dynamic) -> bool {
 /// The compensating properties of an entry as `#{id, field}` maps, so a rule can report
 /// on the exact list item.
 fn properties(entry: &mut Map) -> Array {
-    properties_of(entry)
+    properties_of(entry.get("compensating_property"))
 }
 
-fn properties_of(entry: &Map) -> Array {
-    match entry.get("compensating_property") {
+/// [`properties`] of the value of an entry's `compensating_property`.
+fn properties_of(value: Option<&Dynamic>) -> Array {
+    match value {
         Some(value) if value.is_array() => {
             let items = value.clone().into_array().unwrap_or_default();
             items

@@ -347,7 +347,9 @@ impl ScriptEngine {
             done
         };
         let mut runs: Vec<(usize, ScriptRun)> = std::thread::scope(|scope| {
-            let handles: Vec<_> = (1..workers).map(|_| scope.spawn(worker)).collect();
+            let handles: Vec<_> = (1..workers)
+                .map(|_| crate::threads::spawn_scoped(scope, worker))
+                .collect();
             let mut runs = worker();
             for handle in handles {
                 runs.extend(
@@ -478,13 +480,20 @@ fn missing_input_reports(
         .collect()
 }
 
+/// What a report is about: a ledger entry, a map (an allow entry, the ledger, or one
+/// holding only `test_id`), or nothing in particular.
+enum About<'a> {
+    Nothing,
+    Entry(&'a bindings::Freeze),
+    Map(&'a Map),
+}
+
 fn register_report(engine: &mut Engine) {
-    /// Records one report of the script running on this thread; `target` is what it is
-    /// about (an entry, an allow entry, the ledger, or a map holding only `test_id`).
+    /// Records one report of the script running on this thread about `about`.
     fn record(
         context: &NativeCallContext,
         code: &str,
-        target: Option<&Map>,
+        about: About,
         field: Option<&str>,
         message: Dynamic,
     ) -> Result<(), Box<EvalAltResult>> {
@@ -501,28 +510,33 @@ fn register_report(engine: &mut Engine) {
             if !state.enabled.get(code).copied().unwrap_or(false) {
                 return Ok(());
             }
-            let int = |map: &Map, key: &str| {
-                map.get(key)
+            let field = field.filter(|f| !f.is_empty()).map(str::to_string);
+            let index = |value: Option<Dynamic>| {
+                value
                     .and_then(|v| v.as_int().ok())
                     .and_then(|i| usize::try_from(i).ok())
             };
-            let (target, test_id) = match target {
-                None => (Target::None, None),
-                Some(map) => {
-                    let field = field.filter(|f| !f.is_empty()).map(str::to_string);
-                    let test_id = map
-                        .get("test_id")
-                        .and_then(|v| v.clone().into_string().ok());
-                    let target = if let Some(index) = int(map, "allow_index") {
+            let test_id = |value: Option<Dynamic>| value.and_then(|v| v.into_string().ok());
+            let (target, test_id) = match about {
+                About::Nothing => (Target::None, None),
+                About::Entry(entry) => {
+                    let target = match index(Some(entry.field("index"))) {
+                        Some(index) => Target::Entry { index, field },
+                        None => Target::None,
+                    };
+                    (target, test_id(Some(entry.field("test_id"))))
+                }
+                About::Map(map) => {
+                    let target = if let Some(index) = index(map.get("allow_index").cloned()) {
                         Target::Allow { index, field }
-                    } else if let Some(index) = int(map, "index") {
+                    } else if let Some(index) = index(map.get("index").cloned()) {
                         Target::Entry { index, field }
                     } else if map.contains_key("freezes") && map.contains_key("file") {
                         Target::Ledger { field }
                     } else {
                         Target::None
                     };
-                    (target, test_id)
+                    (target, test_id(map.get("test_id").cloned()))
                 }
             };
             let script = state.script.clone();
@@ -539,19 +553,19 @@ fn register_report(engine: &mut Engine) {
     engine.register_fn(
         "report",
         |ctx: NativeCallContext, code: &str, message: Dynamic| {
-            record(&ctx, code, None, None, message)
+            record(&ctx, code, About::Nothing, None, message)
         },
     );
     engine.register_fn(
         "report",
         |ctx: NativeCallContext, code: &str, entry: Map, message: Dynamic| {
-            record(&ctx, code, Some(&entry), None, message)
+            record(&ctx, code, About::Map(&entry), None, message)
         },
     );
     engine.register_fn(
         "report",
         |ctx: NativeCallContext, code: &str, entry: bindings::Freeze, message: Dynamic| {
-            record(&ctx, code, Some(entry.map()), None, message)
+            record(&ctx, code, About::Entry(&entry), None, message)
         },
     );
     engine.register_fn(
@@ -559,13 +573,13 @@ fn register_report(engine: &mut Engine) {
         |ctx: NativeCallContext, code: &str, test_id: &str, message: Dynamic| {
             let mut map = Map::new();
             map.insert("test_id".into(), test_id.into());
-            record(&ctx, code, Some(&map), None, message)
+            record(&ctx, code, About::Map(&map), None, message)
         },
     );
     engine.register_fn(
         "report",
         |ctx: NativeCallContext, code: &str, entry: Map, field: &str, message: Dynamic| {
-            record(&ctx, code, Some(&entry), Some(field), message)
+            record(&ctx, code, About::Map(&entry), Some(field), message)
         },
     );
     engine.register_fn(
@@ -574,7 +588,9 @@ fn register_report(engine: &mut Engine) {
          code: &str,
          entry: bindings::Freeze,
          field: &str,
-         message: Dynamic| { record(&ctx, code, Some(entry.map()), Some(field), message) },
+         message: Dynamic| {
+            record(&ctx, code, About::Entry(&entry), Some(field), message)
+        },
     );
 }
 
@@ -614,7 +630,7 @@ fn check_string_sizes(facts: &Facts, limits: &Limits) -> Result<(), InputError> 
     }
 }
 
-/// `ledger` as scripts see it: its top-level keys, `freezes` as entry maps with `index`,
+/// `ledger` as scripts see it: its top-level keys, `freezes` as entries (with `index`),
 /// and `file`.
 fn ledger_value(facts: &Facts) -> Dynamic {
     let ledger = &facts.ledger;
@@ -627,16 +643,8 @@ fn ledger_value(facts: &Facts) -> Dynamic {
             .collect(),
         _ => Map::new(),
     };
-    let freezes: rhai::Array = ledger
-        .entries
-        .iter()
-        .map(|entry| {
-            let mut fields = bindings::to_dynamic(&entry.node)
-                .try_cast::<Map>()
-                .unwrap_or_default();
-            fields.insert("index".into(), (entry.index as i64).into());
-            Dynamic::from(bindings::Freeze(Arc::new(fields)))
-        })
+    let freezes: rhai::Array = (0..ledger.entries.len())
+        .map(|index| Dynamic::from(bindings::Freeze::new(Arc::clone(&ledger.entries), index)))
         .collect();
     map.insert("freezes".into(), Dynamic::from_array(freezes));
     map.insert("file".into(), ledger.source.name.as_str().into());

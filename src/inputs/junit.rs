@@ -31,10 +31,14 @@ impl Outcome {
 /// `(classname, name)` as pytest writes them.
 type JunitAddress = (String, String);
 
+/// One test case of a JUnit file: its `file` attribute, when given, and its outcome.
+type Case = (Option<String>, Outcome);
+
 /// Outcomes keyed by JUnit `(classname, name)`; `file` kept when the report has it (xunit1).
 #[derive(Debug, Default, Clone)]
 pub struct Results {
-    cases: HashMap<JunitAddress, Vec<(Option<String>, Outcome)>>,
+    /// Shared: every script that reads `results` gets a copy of the binding.
+    cases: std::sync::Arc<HashMap<JunitAddress, Vec<Case>>>,
 }
 
 impl Results {
@@ -149,7 +153,10 @@ impl Results {
     }
 
     fn push(&mut self, (key, file, outcome): ((String, String), Option<String>, Outcome)) {
-        self.cases.entry(key).or_default().push((file, outcome));
+        std::sync::Arc::make_mut(&mut self.cases)
+            .entry(key)
+            .or_default()
+            .push((file, outcome));
     }
 }
 

@@ -27,7 +27,8 @@ pub struct Ledger {
     /// The whole document, for top-level keys scripts may read; its `freezes` list is
     /// left empty (with its span), the items having moved into `entries`.
     pub root: Node,
-    pub entries: Vec<Entry>,
+    /// Shared with scripts, whose entries read these nodes instead of copies.
+    pub entries: std::sync::Arc<[Entry]>,
 }
 
 #[derive(Debug)]
@@ -158,7 +159,7 @@ impl Ledger {
             schema,
             max_window_days,
             root,
-            entries,
+            entries: entries.into(),
         })
     }
 

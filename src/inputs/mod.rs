@@ -45,6 +45,21 @@ pub struct Facts {
     pub jobs: usize,
 }
 
+impl Facts {
+    /// These facts without the inputs besides the ledger, which are freed now.
+    pub fn into_ledger_only(self) -> Facts {
+        Facts {
+            collected: Deferred::ready(None),
+            changed: Deferred::ready(None),
+            samples: Deferred::ready(None),
+            applied_skips: Deferred::ready(None),
+            results: Deferred::ready(None),
+            coverage: Deferred::ready(None),
+            ..self
+        }
+    }
+}
+
 /// An input that may still be loading on another thread: [`Deferred::get`] waits for it.
 /// `None` once set means not given (or its loader failed: [`Loading::finish`] says why).
 #[derive(Debug)]
@@ -176,7 +191,7 @@ impl Loading {
                     self.error.get_or_insert(err);
                 }
             }
-            Size::Large => self.threads.push(std::thread::spawn(task)),
+            Size::Large => self.threads.push(crate::threads::spawn(task)),
             Size::Small => self.small.push(task),
         }
         Deferred(cell)
@@ -188,7 +203,7 @@ impl Loading {
         if tasks.is_empty() {
             return;
         }
-        self.threads.push(std::thread::spawn(move || {
+        self.threads.push(crate::threads::spawn(move || {
             let mut first_error = None;
             for task in tasks {
                 if let Err(err) = task() {

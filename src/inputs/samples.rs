@@ -9,8 +9,9 @@ use crate::source::{Source, SourceFile};
 /// Distinct inputs per property (and/or for the whole session), merged over shards.
 #[derive(Debug, Default, Clone)]
 pub struct Samples {
-    /// Per property node id: the distinct count.
-    pub properties: HashMap<String, i64>,
+    /// Per property node id: the distinct count. Shared: every script that reads
+    /// `samples` gets a copy of the binding.
+    pub properties: std::sync::Arc<HashMap<String, i64>>,
     /// Whether any input gave per-property counts (even zero of them).
     pub has_properties: bool,
     pub session: Option<i64>,
@@ -60,7 +61,9 @@ impl Samples {
             samples.has_properties = true;
             for (property, arguments) in observed.arguments {
                 let n = arguments.len() as i64;
-                let slot = samples.properties.entry(property).or_insert(0);
+                let slot = std::sync::Arc::make_mut(&mut samples.properties)
+                    .entry(property)
+                    .or_insert(0);
                 *slot = (*slot).max(n);
             }
         }
@@ -97,7 +100,9 @@ impl Samples {
                             Some(Value::Int(n)) if *n >= 0 => *n,
                             _ => return Err(bad(count, &format!("property `{id}` needs {{\"distinct\": N}} with N ≥ 0"))),
                         };
-                        let slot = self.properties.entry(id.clone()).or_insert(0);
+                        let slot = std::sync::Arc::make_mut(&mut self.properties)
+                            .entry(id.clone())
+                            .or_insert(0);
                         *slot = (*slot).max(n);
                     }
                 }
