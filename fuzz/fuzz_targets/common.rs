@@ -75,7 +75,7 @@ pub fn ledger(data: &[u8], format: Format) {
     match Ledger::parse(source.clone(), format) {
         Ok(ledger) => {
             walk(&source, &ledger.root, format);
-            for entry in &ledger.entries {
+            for entry in ledger.entries.iter() {
                 let fields: Vec<String> = match &entry.node.value {
                     Value::Map(fields) => fields.iter().map(|(k, _)| k.clone()).collect(),
                     _ => Vec::new(),
