@@ -79,8 +79,8 @@ fn facts(ledger: Ledger, world: &World) -> Facts {
         session: Some(3),
         ..Samples::default()
     };
-    samples.properties.insert(PROPERTY.into(), 12);
-    samples.properties.insert(WEAK.into(), 2);
+    std::sync::Arc::make_mut(&mut samples.properties).insert(PROPERTY.into(), 12);
+    std::sync::Arc::make_mut(&mut samples.properties).insert(WEAK.into(), 2);
     Facts {
         ledger,
         collected: Some(IdSet::from_iter([FROZEN, PROPERTY, WEAK, OTHER])).into(),
