@@ -313,7 +313,7 @@ type ErrFn<'a> = dyn Fn(&Node, String) -> InputError + 'a;
 
 fn string(node: &Node, key: &str, err: &ErrFn) -> Result<String, InputError> {
     match &node.value {
-        Value::Str(s) if !s.is_empty() => Ok(s.clone()),
+        Value::Str(s) if !s.is_empty() => Ok(s.to_string()),
         _ => Err(err(node, format!("`{key}` must be a non-empty string"))),
     }
 }
@@ -350,7 +350,7 @@ fn rule_settings(
                     ))
                 }
             };
-            Ok((code.clone(), setting, value.span.clone()))
+            Ok((code.to_string(), setting, value.span.clone()))
         })
         .collect()
 }

@@ -83,3 +83,48 @@ fn leave(cpu: Option<usize>) {
 
 #[cfg(not(target_os = "linux"))]
 fn leave(_cpu: Option<usize>) {}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    /// The cores the calling thread may run on.
+    fn allowed() -> Vec<usize> {
+        // SAFETY: a zeroed cpu_set_t is an empty set, filled by the kernel, then read.
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            assert_eq!(
+                libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set),
+                0
+            );
+            (0..libc::CPU_SETSIZE as usize)
+                .filter(|&cpu| libc::CPU_ISSET(cpu, &set))
+                .collect()
+        }
+    }
+
+    #[test]
+    fn a_thread_leaves_the_core_it_is_on_and_keeps_every_core_it_had() {
+        let (before, after, from, to) = std::thread::spawn(|| {
+            let before = allowed();
+            let from = current_cpu();
+            leave(from);
+            (before, allowed(), from, current_cpu())
+        })
+        .join()
+        .unwrap();
+        assert_eq!(before, after, "the thread is pinned after leaving");
+        if before.len() > 1 {
+            assert_ne!(from, to, "cores {before:?} allowed, still on core {from:?}");
+        } else {
+            assert_eq!(from, to, "one core allowed, yet the thread moved");
+        }
+    }
+
+    #[test]
+    fn spawned_threads_run_and_return() {
+        let value = spawn(|| 6 * 7).join().unwrap();
+        let scoped = std::thread::scope(|scope| spawn_scoped(scope, || value + 1).join().unwrap());
+        assert_eq!((value, scoped), (42, 43));
+    }
+}

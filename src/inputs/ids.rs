@@ -13,17 +13,102 @@ use crate::source::Source;
 ///
 /// The ids live in one text buffer, usually the input file's own text moved in whole,
 /// and the set holds only byte ranges into it: a million collected ids cost the file
-/// plus eight bytes an id, with no allocation per id.
+/// plus five bytes an id (and the hash table), with no allocation per id.
 #[derive(Debug, Clone, Default)]
 pub struct IdSet(Arc<IdSetInner>);
 
 #[derive(Debug, Default)]
 struct IdSetInner {
     text: String,
-    /// `(start, len)` of each distinct id, in first-seen order.
-    ranges: Vec<(u32, u32)>,
-    /// Indexes into `ranges`, hashed by the id's text.
+    /// Where each distinct id is in `text`, in first-seen order.
+    spans: Spans,
+    /// Indexes into `spans`, hashed by the id's text.
     table: HashTable<u32>,
+}
+
+/// Byte ranges `(start, len)` into a text, five bytes each: a start, and a length byte
+/// that sends the rare length over 254 to a side table.
+#[derive(Debug, Default, PartialEq)]
+pub struct Spans {
+    starts: Vec<u32>,
+    lens: Vec<u8>,
+    /// Lengths of [`LONG`] bytes or more, by position.
+    long: rustc_hash::FxHashMap<u32, u32>,
+}
+
+/// The length byte of a span whose length is in [`Spans::long`].
+const LONG: u8 = u8::MAX;
+
+impl Spans {
+    pub fn with_capacity(n: usize) -> Spans {
+        Spans {
+            starts: Vec::with_capacity(n),
+            lens: Vec::with_capacity(n),
+            long: Default::default(),
+        }
+    }
+
+    pub fn push(&mut self, start: u32, len: u32) {
+        let at = self.starts.len() as u32;
+        self.starts.push(start);
+        let len = self.len_byte(at, len);
+        self.lens.push(len);
+    }
+
+    fn len_byte(&mut self, at: u32, len: u32) -> u8 {
+        match u8::try_from(len) {
+            Ok(len) if len < LONG => len,
+            _ => {
+                self.long.insert(at, len);
+                LONG
+            }
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.starts.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.starts.is_empty()
+    }
+
+    pub fn get(&self, at: usize) -> (u32, u32) {
+        let len = match self.lens[at] {
+            LONG => self.long[&(at as u32)],
+            len => u32::from(len),
+        };
+        (self.starts[at], len)
+    }
+
+    /// Overwrites the span at `at` (below `len()`).
+    fn set(&mut self, at: usize, start: u32, len: u32) {
+        if self.lens[at] == LONG {
+            self.long.remove(&(at as u32));
+        }
+        self.starts[at] = start;
+        self.lens[at] = self.len_byte(at as u32, len);
+    }
+
+    fn truncate(&mut self, len: usize) {
+        self.starts.truncate(len);
+        self.lens.truncate(len);
+        self.long.retain(|&at, _| (at as usize) < len);
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        (0..self.len()).map(|at| self.get(at))
+    }
+}
+
+impl FromIterator<(u32, u32)> for Spans {
+    fn from_iter<I: IntoIterator<Item = (u32, u32)>>(items: I) -> Spans {
+        let mut spans = Spans::default();
+        for (start, len) in items {
+            spans.push(start, len);
+        }
+        spans
+    }
 }
 
 fn hash_str(id: &str) -> u64 {
@@ -36,7 +121,7 @@ fn hash_bytes(id: &[u8]) -> u64 {
 
 impl IdSetInner {
     fn id(&self, index: u32) -> &str {
-        let (start, len) = self.ranges[index as usize];
+        let (start, len) = self.spans.get(index as usize);
         &self.text[start as usize..(start + len) as usize]
     }
 
@@ -46,13 +131,13 @@ impl IdSetInner {
             .copied()
     }
 
-    /// Hashes the id at `text[start..start + len]` under `index` (its place in `ranges`)
+    /// Hashes the id at `text[start..start + len]` under `index` (its place in `spans`)
     /// unless an equal id is already there; says whether it was new. One probe.
     fn index_range(&mut self, start: u32, len: u32, index: u32) -> bool {
-        let (text, ranges) = (&self.text, &self.ranges);
+        let (text, spans) = (&self.text, &self.spans);
         let id = &text.as_bytes()[start as usize..(start + len) as usize];
         let at = |i: u32| {
-            let (s, l) = ranges[i as usize];
+            let (s, l) = spans.get(i as usize);
             &text.as_bytes()[s as usize..(s + l) as usize]
         };
         match self
@@ -72,7 +157,7 @@ impl IdSetInner {
 /// strings (JSON arrays, normalised paths).
 #[derive(Debug)]
 pub enum Ids {
-    Ranges(Vec<(u32, u32)>),
+    Ranges(Spans),
     Owned(Vec<String>),
 }
 
@@ -93,22 +178,22 @@ impl IdSetBuilder {
             Ids::Ranges(ranges) if self.inner.text.is_empty() => {
                 self.inner.text = Arc::try_unwrap(source)
                     .map_or_else(|shared| shared.text.clone(), |file| file.text);
-                // The parser's range list becomes the set's: duplicates are squeezed out
-                // in place, so a million ranges are never held twice.
+                // The parser's spans become the set's: duplicates are squeezed out in
+                // place, so a million spans are never held twice.
                 self.inner.table.reserve(ranges.len(), |_| 0);
-                self.inner.ranges = ranges;
+                self.inner.spans = ranges;
                 let mut kept = 0;
-                for read in 0..self.inner.ranges.len() {
-                    let (start, len) = self.inner.ranges[read];
+                for read in 0..self.inner.spans.len() {
+                    let (start, len) = self.inner.spans.get(read);
                     if self.inner.index_range(start, len, kept as u32) {
-                        self.inner.ranges[kept] = (start, len);
+                        self.inner.spans.set(kept, start, len);
                         kept += 1;
                     }
                 }
-                self.inner.ranges.truncate(kept);
+                self.inner.spans.truncate(kept);
             }
             Ids::Ranges(ranges) => {
-                for (start, len) in ranges {
+                for (start, len) in ranges.iter() {
                     self.push(&source.text[start as usize..(start + len) as usize]);
                 }
             }
@@ -121,9 +206,9 @@ impl IdSetBuilder {
         let inner = &mut self.inner;
         let start = inner.text.len() as u32;
         inner.text.push_str(id);
-        let index = inner.ranges.len() as u32;
+        let index = inner.spans.len() as u32;
         if inner.index_range(start, id.len() as u32, index) {
-            inner.ranges.push((start, id.len() as u32));
+            inner.spans.push(start, id.len() as u32);
         } else {
             inner.text.truncate(start as usize);
         }
@@ -150,11 +235,11 @@ impl IdSet {
     }
 
     pub fn len(&self) -> usize {
-        self.0.ranges.len()
+        self.0.spans.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.ranges.is_empty()
+        self.0.spans.is_empty()
     }
 
     /// The id at a position in first-seen order.
@@ -386,9 +471,9 @@ pub fn parse_collected(source: &Source) -> Result<Ids, InputError> {
     if let Some(ids) = json_array(source) {
         return require_node_ids(source, ids?).map(Ids::Owned);
     }
-    // Sized up front: a million ranges grown by doubling would peak at three times this.
+    // Sized up front: a million spans grown by doubling would peak at three times this.
     let mut ids =
-        Vec::with_capacity(memchr::memchr_iter(b'\n', source.text.as_bytes()).count() + 1);
+        Spans::with_capacity(memchr::memchr_iter(b'\n', source.text.as_bytes()).count() + 1);
     let mut in_ids = true;
     for (line_no, start, line) in lines(&source.text) {
         let trimmed = line.trim();
@@ -425,7 +510,7 @@ pub fn parse_collected(source: &Source) -> Result<Ids, InputError> {
             ));
         }
         let offset = trimmed.as_ptr() as usize - source.text.as_ptr() as usize;
-        ids.push((offset as u32, trimmed.len() as u32));
+        ids.push(offset as u32, trimmed.len() as u32);
     }
     Ok(Ids::Ranges(ids))
 }
@@ -481,7 +566,7 @@ fn summary_counts(line: &str) -> impl Iterator<Item = (u64, &str)> {
 
 /// Changed files: one repository-relative path a line.
 pub fn parse_changed(source: &Source) -> Result<Ids, InputError> {
-    let mut ranges = Vec::new();
+    let mut ranges = Spans::default();
     let mut canonical = true;
     for (line_no, start, line) in lines(&source.text) {
         let trimmed = line.trim();
@@ -499,7 +584,7 @@ pub fn parse_changed(source: &Source) -> Result<Ids, InputError> {
         }
         canonical &= is_canonical_path(trimmed);
         let offset = trimmed.as_ptr() as usize - source.text.as_ptr() as usize;
-        ranges.push((offset as u32, trimmed.len() as u32));
+        ranges.push(offset as u32, trimmed.len() as u32);
     }
     if canonical {
         // What `git diff --name-only` prints: kept as ranges into the file, no copies.
@@ -507,7 +592,7 @@ pub fn parse_changed(source: &Source) -> Result<Ids, InputError> {
     }
     Ok(Ids::Owned(
         ranges
-            .into_iter()
+            .iter()
             .map(|(start, len)| {
                 normalize_path(&source.text[start as usize..(start + len) as usize])
             })
@@ -569,7 +654,7 @@ mod tests {
         }
         let source = SourceFile::new("c.txt", "c.txt", " a/b.py \r\nc.py".to_string());
         match parse_changed(&source).unwrap() {
-            Ids::Ranges(ranges) => assert_eq!(ranges, [(1, 6), (10, 4)]),
+            Ids::Ranges(ranges) => assert_eq!(ranges.iter().collect::<Vec<_>>(), [(1, 6), (10, 4)]),
             Ids::Owned(_) => panic!("canonical paths stay ranges"),
         }
     }
@@ -701,6 +786,35 @@ mod tests {
         assert_eq!(from_iter.len(), 2);
     }
 
+    #[test]
+    fn ids_of_any_length_survive_dedup_in_place() {
+        // Lengths around the one-byte limit, duplicates moving long ids to earlier slots,
+        // and a long id dropped by the truncation at the end.
+        let id =
+            |name: &str, len: usize| format!("t.py::{name}{}", "x".repeat(len - 6 - name.len()));
+        let ids = [
+            id("a", 254),
+            id("a", 254),
+            id("b", 255),
+            id("c", 300),
+            id("b", 255),
+            id("d", 20),
+            id("e", 70_000),
+            id("c", 300),
+        ];
+        let text = ids.join("\n") + "\n";
+        let source = SourceFile::new("c", "c", text);
+        let parsed = parse_collected(&source).unwrap();
+        let mut builder = IdSetBuilder::default();
+        builder.add(source, parsed).unwrap();
+        let set = builder.build();
+        let expected = [&ids[0], &ids[2], &ids[3], &ids[5], &ids[6]];
+        assert_eq!(set.iter().collect::<Vec<_>>(), expected);
+        for wanted in expected {
+            assert!(set.contains(wanted), "{}", &wanted[..10]);
+        }
+        assert!(!set.contains(&id("b", 256)) && !set.contains(&ids[2][..254]));
+    }
     #[test]
     fn collection_errors_are_refused() {
         for text in [

@@ -101,7 +101,7 @@ impl Samples {
                             _ => return Err(bad(count, &format!("property `{id}` needs {{\"distinct\": N}} with N ≥ 0"))),
                         };
                         let slot = std::sync::Arc::make_mut(&mut self.properties)
-                            .entry(id.clone())
+                            .entry(id.to_string())
                             .or_insert(0);
                         *slot = (*slot).max(n);
                     }

@@ -13,6 +13,11 @@ use serde_json::value::RawValue;
 use crate::error::InputError;
 use crate::source::{Source, Span};
 
+/// A key or string value of a document: up to 23 bytes inline, longer on the heap. A
+/// ledger of ten thousand freezes holds a hundred thousand keys and short values (dates,
+/// owners), each an allocation as a `String`.
+pub type Text = smartstring::alias::String;
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Node {
     pub value: Value,
@@ -26,9 +31,9 @@ pub enum Value {
     Bool(bool),
     Int(i64),
     Float(f64),
-    Str(String),
+    Str(Text),
     Seq(Vec<Node>),
-    Map(Vec<(String, Node)>),
+    Map(Vec<(Text, Node)>),
 }
 
 impl Value {
@@ -267,7 +272,7 @@ impl<'a> FastJson<'a> {
     }
 
     /// A string without escapes or control characters (the common case).
-    fn string(&mut self) -> Option<String> {
+    fn string(&mut self) -> Option<Text> {
         if self.text.get(self.at) != Some(&b'"') {
             return None;
         }
@@ -279,7 +284,7 @@ impl<'a> FastJson<'a> {
         }
         self.at = start + len + 1;
         // The input is a `str` and the quotes are ASCII, so the body is whole UTF-8.
-        std::str::from_utf8(body).ok().map(str::to_string)
+        std::str::from_utf8(body).ok().map(Text::from)
     }
 
     fn word(&mut self, word: &[u8], value: Value) -> Option<Value> {
@@ -349,7 +354,7 @@ fn json_node(source: &Source, raw: &RawValue, depth: usize) -> Result<Node, Inpu
             let entries: JsonEntries = serde_json::from_str(text).map_err(err)?;
             let mut map = Vec::with_capacity(entries.0.len());
             for (key, raw) in entries.0 {
-                map.push((key, json_node(source, raw, depth + 1)?));
+                map.push((key.into(), json_node(source, raw, depth + 1)?));
             }
             Value::Map(map)
         }
@@ -369,7 +374,7 @@ fn json_node(source: &Source, raw: &RawValue, depth: usize) -> Result<Node, Inpu
                 Some(i) => Value::Int(i),
                 None => Value::Float(n.as_f64().unwrap_or(f64::NAN)),
             },
-            serde_json::Value::String(s) => Value::Str(s),
+            serde_json::Value::String(s) => Value::Str(s.into()),
             _ => unreachable!("containers start with {{ or ["),
         },
     };
@@ -416,7 +421,7 @@ fn toml_table(table: toml::de::DeTable<'_>) -> Value {
     Value::Map(
         table
             .into_iter()
-            .map(|(key, value)| (key.into_inner().into_owned(), toml_node(value)))
+            .map(|(key, value)| (key.get_ref().as_ref().into(), toml_node(value)))
             .collect(),
     )
 }
@@ -425,15 +430,15 @@ fn toml_node(value: toml::Spanned<toml::de::DeValue<'_>>) -> Node {
     use toml::de::DeValue;
     let span = value.span();
     let value = match value.into_inner() {
-        DeValue::String(s) => Value::Str(s.into_owned()),
+        DeValue::String(s) => Value::Str(s.as_ref().into()),
         DeValue::Integer(i) => match i64::from_str_radix(&i.as_str().replace('_', ""), i.radix()) {
             Ok(n) => Value::Int(n),
-            Err(_) => Value::Str(i.as_str().to_string()),
+            Err(_) => Value::Str(i.as_str().into()),
         },
         DeValue::Float(f) => Value::Float(f.as_str().replace('_', "").parse().unwrap_or(f64::NAN)),
         DeValue::Boolean(b) => Value::Bool(b),
         // Dates are plain strings to the gate: `opened = 2026-10-12` reads like the quoted form.
-        DeValue::Datetime(d) => Value::Str(d.to_string()),
+        DeValue::Datetime(d) => Value::Str(d.to_string().into()),
         DeValue::Array(items) => Value::Seq(items.into_iter().map(toml_node).collect()),
         DeValue::Table(table) => toml_table(table),
     };
@@ -479,14 +484,14 @@ fn yaml_node(source: &Source, spanned: serde_saphyr::Spanned<YamlValue>) -> Node
         YamlValue::Bool(b) => Value::Bool(b),
         YamlValue::Int(i) => Value::Int(i),
         YamlValue::Float(f) => Value::Float(f),
-        YamlValue::Str(s) => Value::Str(s),
+        YamlValue::Str(s) => Value::Str(s.into()),
         YamlValue::Seq(items) => {
             Value::Seq(items.into_iter().map(|i| yaml_node(source, i)).collect())
         }
         YamlValue::Map(entries) => Value::Map(
             entries
                 .into_iter()
-                .map(|(k, v)| (k, yaml_node(source, v)))
+                .map(|(k, v)| (k.into(), yaml_node(source, v)))
                 .collect(),
         ),
     };
@@ -665,7 +670,7 @@ mod tests {
         };
         fields
             .iter()
-            .map(|(k, v)| (k.clone(), text[v.span.clone()].to_string()))
+            .map(|(k, v)| (k.to_string(), text[v.span.clone()].to_string()))
             .collect()
     }
 
