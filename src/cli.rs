@@ -132,7 +132,7 @@ pub struct FactArgs {
     #[arg(long, short)]
     pub verbose: bool,
     /// Threads for loading inputs and running scripts (default: every core once the
-    /// inputs are a few megabytes or a tool runs; 1 below that).
+    /// inputs come to 256 KiB or a tool runs; 1 below that).
     #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub jobs: Option<u16>,
 }

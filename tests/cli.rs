@@ -312,16 +312,25 @@ fn bad_inputs_are_exit_2_with_file_line_and_value() {
             "unknown key `min_distinct`",
         ),
     ];
-    // In order on this thread, and on loader threads while the rules run: the input's
-    // error wins either way.
-    for (file, text, expected, jobs) in cases
-        .iter()
-        .flat_map(|(file, text, expected)| ["1", "2"].map(|jobs| (file, text, expected, jobs)))
-    {
+    // In order on this thread; on loader threads while the rules run, with the small
+    // inputs on this thread; and with the small inputs on a thread of their own too (a
+    // changed-files list of 300 KiB): the input's error wins every way.
+    let padding: String = (0..20_000)
+        .map(|i| format!("src/pad/file_{i}.py\n"))
+        .collect();
+    for (file, text, expected, (jobs, padded)) in cases.iter().flat_map(|(file, text, expected)| {
+        [("1", false), ("2", false), ("2", true)].map(|mode| (file, text, expected, mode))
+    }) {
         let dir = tempfile::tempdir().unwrap();
         let world = World::passing();
         world.run_in(dir.path(), "json");
-        write(dir.path(), file, text);
+        if padded {
+            write(dir.path(), "gate/changed.txt", &padding);
+        }
+        match (padded, *file) {
+            (true, "gate/changed.txt") => write(dir.path(), file, &format!("{text}{padding}")),
+            _ => write(dir.path(), file, text),
+        };
         let out = freezegate(dir.path())
             .args([
                 "check",
@@ -345,7 +354,7 @@ fn bad_inputs_are_exit_2_with_file_line_and_value() {
         assert_eq!(
             out.status.code(),
             Some(2),
-            "{file} (--jobs {jobs}): {}",
+            "{file} (--jobs {jobs}, padded: {padded}): {}",
             stderr(&out)
         );
         assert!(

@@ -1,7 +1,7 @@
 //! `freezegate check`: gather the facts, run the policies, report.
 
 use std::io::IsTerminal;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use crate::cli::{CheckArgs, FactArgs};
@@ -18,7 +18,7 @@ use crate::inputs::ids::{self, IdSet};
 use crate::inputs::junit::Results;
 use crate::inputs::ledger::Ledger;
 use crate::inputs::samples::Samples;
-use crate::inputs::{read_merged, tools, Deferred, Facts, InputPath, Loading, Size};
+use crate::inputs::{read_merged, tools, Deferred, Facts, InputPath, Loading, Plan, Size};
 use crate::report::{human, Report};
 
 /// The loaded policy pack with the engine that compiled it.
@@ -226,37 +226,51 @@ pub fn gather(cwd: &Path, config: &Config, args: &FactArgs) -> Result<Facts, Inp
     Ok(facts)
 }
 
-/// From these sizes on, inputs load on threads and scripts run on every core; below, a
-/// thread costs more than it saves (the whole check takes a few milliseconds).
+/// From this size on (all inputs together, or the small ones together), inputs are
+/// worth a thread: below, starting one costs more than it saves.
 const PARALLEL_FROM_BYTES: u64 = 256 << 10;
 const PARALLEL_FROM_FREEZES: usize = 1_000;
 
-/// Whether the inputs are worth loading on threads: `--jobs` above 1, a tool to run
-/// (pytest, git), or files of several megabytes.
-fn worth_threads(cwd: &Path, config: &Config, args: &FactArgs) -> bool {
-    if let Some(jobs) = args.jobs {
-        return jobs > 1;
-    }
-    if args.collect || args.base.is_some() {
-        return true;
-    }
-    let files = args
-        .collected
-        .iter()
-        .chain(&args.changed)
-        .chain(&args.samples)
-        .chain(&args.applied_skips)
-        .chain(&args.junit)
-        .chain(&args.coverage);
-    let mut bytes = 0;
-    for path in files {
-        match std::fs::metadata(cli_input(cwd, path, &config.repo_root).path) {
-            Ok(meta) if meta.is_dir() => return true,
-            Ok(meta) => bytes += meta.len(),
-            Err(_) => {} // the loader names the missing file
+/// Where the inputs load: on threads with `--jobs` above 1, when a tool runs (pytest,
+/// git) or a directory is read, or when the files come to [`PARALLEL_FROM_BYTES`]; the
+/// small inputs get a thread of their own only when they are that large themselves or
+/// come from a tool.
+fn plan_loading(cwd: &Path, config: &Config, args: &FactArgs) -> Plan {
+    let size = |paths: &mut dyn Iterator<Item = &PathBuf>| -> Option<u64> {
+        let mut bytes = 0;
+        for path in paths {
+            match std::fs::metadata(cli_input(cwd, path, &config.repo_root).path) {
+                Ok(meta) if meta.is_dir() => return None,
+                Ok(meta) => bytes += meta.len(),
+                Err(_) => {} // the loader names the missing file
+            }
         }
+        Some(bytes)
+    };
+    let large = size(&mut args.collected.iter().chain(&args.coverage));
+    let small = size(
+        &mut args
+            .changed
+            .iter()
+            .chain(&args.samples)
+            .chain(&args.applied_skips)
+            .chain(&args.junit),
+    );
+    let small_needs_thread =
+        args.base.is_some() || small.is_none_or(|bytes| bytes >= PARALLEL_FROM_BYTES);
+    let threaded = match args.jobs {
+        Some(jobs) => jobs > 1,
+        None => {
+            args.collect
+                || small_needs_thread
+                || large.is_none_or(|large| large + small.unwrap_or(0) >= PARALLEL_FROM_BYTES)
+        }
+    };
+    match (threaded, small_needs_thread) {
+        (false, _) => Plan::Inline,
+        (true, false) => Plan::LargeOnThreads,
+        (true, true) => Plan::AllOnThreads,
     }
-    bytes >= PARALLEL_FROM_BYTES
 }
 
 /// Inputs on their way: every input but the ledger loading on threads of its own (see
@@ -299,7 +313,7 @@ pub fn start_loading(
             .date(),
     };
 
-    let mut loading = Loading::new(worth_threads(cwd, config, args), args.verbose);
+    let mut loading = Loading::new(plan_loading(cwd, config, args), args.verbose);
     // The collection is by far the largest input (a million ids in a monorepo).
     let collected = {
         let (collect, verbose, paths) = (args.collect, args.verbose, inputs(&args.collected));

@@ -101,18 +101,35 @@ impl<T> Deferred<T> {
     }
 }
 
-/// The loader threads of one [`Facts`]: large inputs get a thread each, small ones share
-/// one (a thread per small file would crowd the cores the rules run on).
+/// The loaders of one [`Facts`], as a [`Plan`] lays them out.
 pub struct Loading {
-    /// Whether loaders get threads at all: for a few small files, starting threads costs
-    /// more than it saves, and everything loads on the calling thread, in order.
-    threaded: bool,
-    threads: Vec<JoinHandle<Result<(), InputError>>>,
+    plan: Plan,
+    /// Every loader in the order it started: on a thread, or already done.
+    loaders: Vec<Loader>,
     small: Vec<LoadTask>,
-    /// The first error of a loader that ran on the calling thread.
-    error: Option<InputError>,
     /// Print how long each input took (`--verbose`).
     verbose: bool,
+}
+
+/// Where inputs load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Plan {
+    /// Everything on the calling thread, in order: for a few small files, starting
+    /// threads costs more than it saves.
+    Inline,
+    /// Each large input on a thread of its own; the small ones on the calling thread,
+    /// when [`Loading::start_small`] is called (a few kilobytes load in less time than a
+    /// thread takes to start, and a thread of theirs would share a core with a large
+    /// input's).
+    LargeOnThreads,
+    /// Each large input on a thread of its own, and the small ones one after another on
+    /// one more (when they are large enough together, or come from a tool such as git).
+    AllOnThreads,
+}
+
+enum Loader {
+    Thread(JoinHandle<Result<(), InputError>>),
+    Done(Result<(), InputError>),
 }
 
 type LoadTask = Box<dyn FnOnce() -> Result<(), InputError> + Send>;
@@ -128,32 +145,32 @@ impl std::fmt::Debug for Loading {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "Loading({} threads, {} queued)",
-            self.threads.len(),
+            "Loading({:?}, {} started, {} queued)",
+            self.plan,
+            self.loaders.len(),
             self.small.len()
         )
     }
 }
 
 impl Loading {
-    pub fn new(threaded: bool, verbose: bool) -> Loading {
+    pub fn new(plan: Plan, verbose: bool) -> Loading {
         Loading {
-            threaded,
-            threads: Vec::new(),
+            plan,
+            loaders: Vec::new(),
             small: Vec::new(),
-            error: None,
             verbose,
         }
     }
 
     pub fn is_threaded(&self) -> bool {
-        self.threaded
+        self.plan != Plan::Inline
     }
 
-    /// Loads an input when it was `given` (else it is `None` at once): a large one on a
-    /// new thread now, a small one on the shared thread [`Loading::start_small`] starts.
-    /// The cell is set however loading ends (`None` on an error or a panic), so no reader
-    /// waits forever. Without threads, it loads here and now.
+    /// Loads an input when it was `given` (else it is `None` at once): as the plan says,
+    /// on a new thread now, queued for [`Loading::start_small`], or here and now. The
+    /// cell is set however loading ends (`None` on an error or a panic), so no reader
+    /// waits forever.
     pub fn add<T: Send + Sync + 'static>(
         &mut self,
         name: &'static str,
@@ -185,44 +202,51 @@ impl Loading {
             let _ = guard.0.set(loaded);
             Ok(())
         });
-        match size {
-            _ if !self.threaded => {
-                if let Err(err) = task() {
-                    self.error.get_or_insert(err);
-                }
-            }
-            Size::Large => self.threads.push(crate::threads::spawn(task)),
-            Size::Small => self.small.push(task),
+        match (self.plan, size) {
+            (Plan::Inline, _) => self.loaders.push(Loader::Done(task())),
+            (_, Size::Large) => self
+                .loaders
+                .push(Loader::Thread(crate::threads::spawn(task))),
+            (_, Size::Small) => self.small.push(task),
         }
         Deferred(cell)
     }
 
-    /// Starts the thread that loads the small inputs, one after another.
+    /// Loads the queued small inputs, one after another: here, or on a thread of theirs.
     pub fn start_small(&mut self) {
         let tasks = std::mem::take(&mut self.small);
         if tasks.is_empty() {
             return;
         }
-        self.threads.push(crate::threads::spawn(move || {
-            let mut first_error = None;
-            for task in tasks {
-                if let Err(err) = task() {
-                    first_error.get_or_insert(err);
-                }
-            }
-            first_error.map_or(Ok(()), Err)
-        }));
+        if self.plan == Plan::AllOnThreads {
+            self.loaders
+                .push(Loader::Thread(crate::threads::spawn(move || {
+                    let mut first_error = None;
+                    for task in tasks {
+                        if let Err(err) = task() {
+                            first_error.get_or_insert(err);
+                        }
+                    }
+                    first_error.map_or(Ok(()), Err)
+                })));
+        } else {
+            self.loaders
+                .extend(tasks.into_iter().map(|task| Loader::Done(task())));
+        }
     }
 
     /// Waits for every loader; the first input error (in the order they were started)
     /// wins over anything the rules concluded meanwhile. A loader's panic is re-raised.
     pub fn finish(mut self) -> Result<(), InputError> {
         self.start_small();
-        let mut first_error = self.error;
-        for handle in self.threads {
-            let result = handle
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        let mut first_error = None;
+        for loader in self.loaders {
+            let result = match loader {
+                Loader::Thread(handle) => handle
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                Loader::Done(result) => result,
+            };
             if let Err(err) = result {
                 first_error.get_or_insert(err);
             }
