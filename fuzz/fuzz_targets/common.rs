@@ -77,7 +77,7 @@ pub fn ledger(data: &[u8], format: Format) {
             walk(&source, &ledger.root, format);
             for entry in ledger.entries.iter() {
                 let fields: Vec<String> = match &entry.node.value {
-                    Value::Map(fields) => fields.iter().map(|(k, _)| k.clone()).collect(),
+                    Value::Map(fields) => fields.iter().map(|(k, _)| k.to_string()).collect(),
                     _ => Vec::new(),
                 };
                 for field in fields.iter().map(String::as_str).chain([

@@ -106,7 +106,7 @@ impl Freeze {
 
 /// The fields every freeze may have, read through a getter of their own: a field without
 /// one is still readable, through the indexer, after Rhai has failed to find a getter.
-const FREEZE_FIELDS: [&str; 10] = [
+const FREEZE_FIELDS: [&str; 9] = [
     "index",
     "test_id",
     "reason",
@@ -116,7 +116,6 @@ const FREEZE_FIELDS: [&str; 10] = [
     "invariant",
     "compensating_property",
     "reused_property",
-    "approver",
 ];
 
 fn register_freeze(engine: &mut Engine) {
