@@ -500,19 +500,30 @@ pub fn parse_collected(source: &Source) -> Result<Ids, InputError> {
         if !in_ids {
             continue;
         }
-        if !is_node_id(trimmed) {
-            return Err(bad_line(
-                source,
-                line_no,
-                start,
-                line,
-                "not a pytest node id",
-            ));
-        }
-        let offset = trimmed.as_ptr() as usize - source.text.as_ptr() as usize;
-        ids.push(offset as u32, trimmed.len() as u32);
+        let (offset, len) = node_id_span(source, (line_no, start, line), trimmed)?;
+        ids.push(offset, len);
     }
     Ok(Ids::Ranges(ids))
+}
+
+/// Where `trimmed`, part of a `(number, start, text)` line of `source`, is in the text
+/// when it is a node id; else the error naming the line.
+fn node_id_span(
+    source: &Source,
+    (line_no, start, line): (usize, usize, &str),
+    trimmed: &str,
+) -> Result<(u32, u32), InputError> {
+    if !is_node_id(trimmed) {
+        return Err(bad_line(
+            source,
+            line_no,
+            start,
+            line,
+            "not a pytest node id",
+        ));
+    }
+    let offset = trimmed.as_ptr() as usize - source.text.as_ptr() as usize;
+    Ok((offset as u32, trimmed.len() as u32))
 }
 
 /// What a line of pytest output says went wrong during collection, if anything.
@@ -610,24 +621,15 @@ pub fn parse_id_list(source: &Source) -> Result<Ids, InputError> {
     if let Some(ids) = json_array(source) {
         return require_node_ids(source, ids?).map(Ids::Owned);
     }
-    let mut ids = Vec::new();
-    for (line_no, start, line) in lines(&source.text) {
-        let trimmed = line.trim();
-        if trimmed.is_empty() {
-            continue;
+    let mut ids = Spans::default();
+    for line in lines(&source.text) {
+        let trimmed = line.2.trim();
+        if !trimmed.is_empty() {
+            let (offset, len) = node_id_span(source, line, trimmed)?;
+            ids.push(offset, len);
         }
-        if !is_node_id(trimmed) {
-            return Err(bad_line(
-                source,
-                line_no,
-                start,
-                line,
-                "not a pytest node id",
-            ));
-        }
-        ids.push(trimmed.to_string());
     }
-    Ok(Ids::Owned(ids))
+    Ok(Ids::Ranges(ids))
 }
 
 #[cfg(test)]
