@@ -132,11 +132,7 @@ fn fz001_cannot_be_turned_off() {
     world.config = "[rules]\nFZ001 = \"off\"\n".into();
     let out = world.run_in(tempfile::tempdir().unwrap().path(), "json");
     assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("FZ001 (input-missing) cannot be turned off"),
-        "{}",
-        stderr(&out)
-    );
+    common::assert_contains(&stderr(&out), "FZ001 (input-missing) cannot be turned off");
 }
 
 const ORG_RULE: &str = r#"
@@ -210,10 +206,9 @@ fn two_scripts_declaring_one_code_is_a_load_error() {
     ));
     let out = world.run_in(tempfile::tempdir().unwrap().path(), "json");
     assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("declares rule FZ103 which builtin:shape.rhai already declares"),
-        "{}",
-        stderr(&out)
+    common::assert_contains(
+        &stderr(&out),
+        "declares rule FZ103 which builtin:shape.rhai already declares",
     );
 }
 
@@ -380,10 +375,9 @@ fn bad_inputs_are_exit_2_with_file_line_and_value() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("not valid UTF-8 (invalid byte at line 2, column 14)"),
-        "{}",
-        stderr(&out)
+    common::assert_contains(
+        &stderr(&out),
+        "not valid UTF-8 (invalid byte at line 2, column 14)",
     );
     let out = freezegate(dir.path())
         .args(["check", "--today", "2026-02-30"])
@@ -397,11 +391,7 @@ fn a_missing_ledger_says_how_to_create_one() {
     let dir = tempfile::tempdir().unwrap();
     let out = freezegate(dir.path()).args(["check"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("gate/freeze_ledger.json: not found"),
-        "{}",
-        stderr(&out)
-    );
+    common::assert_contains(&stderr(&out), "gate/freeze_ledger.json: not found");
     assert!(stderr(&out).contains("freezegate init"));
 }
 

@@ -143,27 +143,11 @@ fn a_wrong_expectation_fails_with_expected_and_got() {
     let dir = tiny_suite("[[expect]]\ncode = \"FZ104\"\ntest_id = \"tests/test_billing.py::test_proration_rounding\"\nfield = \"expires\"\n");
     let run = freezegate_test(dir.path(), &["suite"]);
     assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
-    assert!(
-        run.stdout.contains("FAILED  suite/expired"),
-        "{}",
-        run.stdout
-    );
+    common::assert_contains(&run.stdout, "FAILED  suite/expired");
     assert!(run.stdout.contains("(expired)"), "the description is shown");
-    assert!(
-        run.stdout.contains("expected, not reported:\n      - FZ104 tests/test_billing.py::test_proration_rounding field=expires"),
-        "{}",
-        run.stdout
-    );
-    assert!(
-        run.stdout.contains("reported, not expected:\n      + FZ103 tests/test_billing.py::test_proration_rounding field=expires severity=error: expired on 2026-12-04"),
-        "{}",
-        run.stdout
-    );
-    assert!(
-        run.stdout.contains("[suite/freeze_ledger.json:9:18]"),
-        "{}",
-        run.stdout
-    );
+    common::assert_contains(&run.stdout, "expected, not reported:\n      - FZ104 tests/test_billing.py::test_proration_rounding field=expires");
+    common::assert_contains(&run.stdout, "reported, not expected:\n      + FZ103 tests/test_billing.py::test_proration_rounding field=expires severity=error: expired on 2026-12-04");
+    common::assert_contains(&run.stdout, "[suite/freeze_ledger.json:9:18]");
     assert_eq!(closing_line(&run.stdout), "0 passed, 1 failed");
 }
 
@@ -200,16 +184,10 @@ fn a_broken_case_exits_2_naming_its_file() {
     let dir = tiny_suite("[[expect]]\ncode = \"FZ103\"\ntest_id = \"x::y\"\nfeild = \"expires\"\n");
     let run = freezegate_test(dir.path(), &["suite"]);
     assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
-    assert!(
-        run.stdout.contains("BROKEN  suite/expired"),
-        "{}",
-        run.stdout
-    );
-    assert!(
-        run.stderr
-            .contains("suite/expired/case.toml:7:1: unknown field `feild`"),
-        "{}",
-        run.stderr
+    common::assert_contains(&run.stdout, "BROKEN  suite/expired");
+    common::assert_contains(
+        &run.stderr,
+        "suite/expired/case.toml:7:1: unknown field `feild`",
     );
     assert_eq!(closing_line(&run.stdout), "0 passed, 1 failed");
 
@@ -222,17 +200,8 @@ fn a_broken_case_exits_2_naming_its_file() {
     );
     let run = freezegate_test(dir.path(), &["suite"]);
     assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
-    assert!(
-        run.stderr.contains("case suite/expired is broken"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr
-            .contains("freeze_ledger.json:1:26: is not valid JSON"),
-        "{}",
-        run.stderr
-    );
+    common::assert_contains(&run.stderr, "case suite/expired is broken");
+    common::assert_contains(&run.stderr, "freeze_ledger.json:1:26: is not valid JSON");
 
     // An expectation naming a rule no policy declares is a broken case, not a failure.
     let dir = tiny_suite("[[expect]]\ncode = \"FZ999\"\n");
@@ -293,26 +262,10 @@ fn filter_and_inherited_config_and_omit() {
     let run = freezegate_test(dir.path(), &["suite"]);
     assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
     // `expired` now also sees FZ301 (inherited min 9), the others pass.
-    assert!(
-        run.stdout.contains("FAILED  suite/expired"),
-        "{}",
-        run.stdout
-    );
-    assert!(
-        run.stdout.contains("ok      suite/lenient"),
-        "{}",
-        run.stdout
-    );
-    assert!(
-        run.stdout.contains("ok      suite/strict"),
-        "{}",
-        run.stdout
-    );
-    assert!(
-        run.stdout.contains("ok      suite/no-samples"),
-        "{}",
-        run.stdout
-    );
+    common::assert_contains(&run.stdout, "FAILED  suite/expired");
+    common::assert_contains(&run.stdout, "ok      suite/lenient");
+    common::assert_contains(&run.stdout, "ok      suite/strict");
+    common::assert_contains(&run.stdout, "ok      suite/no-samples");
     assert_eq!(closing_line(&run.stdout), "3 passed, 1 failed");
     let run = freezegate_test(dir.path(), &["suite", "-k", "strict"]);
     assert_eq!(run.code, 0, "{}", run.stdout);

@@ -398,11 +398,8 @@ fn freeze_add_renew_remove_round_trip_json_without_loss() {
         ],
     );
     assert_eq!(out.status.code(), Some(1));
-    assert!(
-        text(&out.stdout).contains("FZ104") && text(&out.stdout).contains("FZ108"),
-        "{}",
-        text(&out.stdout)
-    );
+    common::assert_contains(&text(&out.stdout), "FZ104");
+    common::assert_contains(&text(&out.stdout), "FZ108");
     assert_eq!(
         std::fs::read_to_string(dir.path().join("gate/freeze_ledger.json")).unwrap(),
         text_now
@@ -517,10 +514,9 @@ fn freeze_edits_keep_toml_comments_and_refuse_commented_yaml() {
         ],
     );
     assert_eq!(out.status.code(), Some(2));
-    assert!(
-        text(&out.stderr).contains("has comments, which rewriting YAML would lose"),
-        "{}",
-        text(&out.stderr)
+    common::assert_contains(
+        &text(&out.stderr),
+        "has comments, which rewriting YAML would lose",
     );
     assert_eq!(
         std::fs::read_to_string(dir.path().join("gate/ledger.yaml")).unwrap(),

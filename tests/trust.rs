@@ -225,9 +225,8 @@ fn an_unchanged_gate_reports_nothing_and_a_bad_ref_is_exit_2() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("not a git repository"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    common::assert_contains(
+        &String::from_utf8_lossy(&out.stderr),
+        "not a git repository",
     );
 }

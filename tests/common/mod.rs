@@ -297,3 +297,9 @@ pub fn venv_python_importing(modules: &[&str]) -> PathBuf {
     }
     python
 }
+
+/// Fails, showing all of `text`, unless it contains `needle`.
+#[track_caller]
+pub fn assert_contains(text: &str, needle: &str) {
+    assert!(text.contains(needle), "expected `{needle}` in:\n{text}");
+}
