@@ -14,11 +14,7 @@ where
     F: FnOnce() -> T + Send + 'static,
     T: Send + 'static,
 {
-    let parent = current_cpu();
-    let handle = std::thread::spawn(move || {
-        leave(parent);
-        f()
-    });
+    let handle = std::thread::spawn(off_this_core(f));
     std::thread::yield_now();
     handle
 }
@@ -32,13 +28,18 @@ where
     F: FnOnce() -> T + Send + 'scope,
     T: Send + 'scope,
 {
-    let parent = current_cpu();
-    let handle = scope.spawn(move || {
-        leave(parent);
-        f()
-    });
+    let handle = scope.spawn(off_this_core(f));
     std::thread::yield_now();
     handle
+}
+
+/// `f`, run by a new thread after it has left the core of the thread calling this.
+fn off_this_core<T>(f: impl FnOnce() -> T + Send) -> impl FnOnce() -> T + Send {
+    let parent = current_cpu();
+    move || {
+        leave(parent);
+        f()
+    }
 }
 
 #[cfg(target_os = "linux")]

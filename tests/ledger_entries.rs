@@ -24,6 +24,19 @@ fn run_with_script(world: World, limits: &str, body: &str) -> common::Verdict {
     with_script(world, limits, body).run()
 }
 
+/// The run passed with no violation at all (a failed check is one, naming itself).
+#[track_caller]
+fn assert_passes(verdict: common::Verdict) {
+    assert_eq!(
+        verdict.code,
+        0,
+        "{:#?}\n{}",
+        verdict.violations(),
+        verdict.stderr
+    );
+    assert_eq!(verdict.violations(), Vec::<serde_json::Value>::new());
+}
+
 /// Each check reports its own name when it does not hold, so a failure says which.
 fn checks(checks: &[(&str, &str)]) -> String {
     checks
@@ -76,15 +89,7 @@ fn entries_read_like_maps() {
             ),
         ])
     );
-    let verdict = run_with_script(world, "", &body);
-    assert_eq!(
-        verdict.code,
-        0,
-        "{:#?}\n{}",
-        verdict.violations(),
-        verdict.stderr
-    );
-    assert_eq!(verdict.violations(), Vec::<serde_json::Value>::new());
+    assert_passes(run_with_script(world, "", &body));
 }
 
 #[test]
@@ -101,15 +106,7 @@ fn a_write_changes_only_the_copy_written_to() {
             ("and is not in the earlier copy", "e.reason != \"rewritten\""),
         ])
     );
-    let verdict = run_with_script(World::passing(), "", &body);
-    assert_eq!(
-        verdict.code,
-        0,
-        "{:#?}\n{}",
-        verdict.violations(),
-        verdict.stderr
-    );
-    assert_eq!(verdict.violations(), Vec::<serde_json::Value>::new());
+    assert_passes(run_with_script(World::passing(), "", &body));
 }
 
 #[test]

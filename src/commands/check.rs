@@ -18,7 +18,7 @@ use crate::inputs::ids::{self, IdSet};
 use crate::inputs::junit::Results;
 use crate::inputs::ledger::Ledger;
 use crate::inputs::samples::Samples;
-use crate::inputs::{read_merged, tools, Deferred, Facts, InputPath, Loading, Plan, Size};
+use crate::inputs::{merge, read_merged, tools, Deferred, Facts, InputPath, Loading, Plan, Size};
 use crate::report::{human, Report};
 
 /// The loaded policy pack with the engine that compiled it.
@@ -108,6 +108,10 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &CheckArgs) -> Result<u
     }
     let compiled = Instant::now();
     let (facts, loading) = gathering.with_ledger(cwd, &gate.config, &args.facts)?;
+    let inputs_phase = match loading.is_threaded() {
+        true => "inputs started",
+        false => "inputs",
+    };
     let gathered = Instant::now();
     let judged = judge(&gate, &facts, &selection);
     // An input that failed to load is the error, whatever the rules made of its absence.
@@ -151,12 +155,8 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &CheckArgs) -> Result<u
     if args.facts.verbose {
         let ms = |from: Instant, to: Instant| (to - from).as_secs_f64() * 1000.0;
         let now = Instant::now();
-        let inputs = match facts.jobs {
-            1 => "inputs",
-            _ => "inputs started",
-        };
         eprintln!(
-            "timing: config {:.1} ms, {inputs} {:.1} ms, policies {:.1} ms, ledger {:.1} ms, rules {:.1} ms, output {:.1} ms",
+            "timing: config {:.1} ms, {inputs_phase} {:.1} ms, policies {:.1} ms, ledger {:.1} ms, rules {:.1} ms, output {:.1} ms",
             ms(started, configured),
             ms(configured, started_loading),
             ms(started_loading, compiled),
@@ -330,10 +330,7 @@ pub fn start_loading(
                 if verbose {
                     eprintln!("collect: {:.2} s", elapsed.as_secs_f64());
                 }
-                let ids = ids::parse_collected(&source)?;
-                let mut builder = ids::IdSetBuilder::default();
-                builder.add(source, ids)?;
-                Ok(Some(builder.build()))
+                merge([Ok(source)], ids::parse_collected).map(Some)
             },
         )
     };

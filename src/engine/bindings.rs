@@ -10,7 +10,7 @@ use crate::inputs::junit::Results;
 use crate::inputs::ledger::Entry;
 use crate::inputs::owners::Owners;
 use crate::inputs::samples::Samples;
-use crate::inputs::tree::{Node, Value};
+use crate::inputs::tree::{Node, Text, Value};
 
 /// A calendar date. Compare with `<`, `==`...; `a - b` is days; `d + n` adds days.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -90,10 +90,7 @@ impl Freeze {
     /// Every field as a plain map.
     pub fn to_map(&self) -> Map {
         let mut map = match &self.node().value {
-            Value::Map(fields) => fields
-                .iter()
-                .map(|(key, value)| (key.as_str().into(), to_dynamic(value)))
-                .collect(),
+            Value::Map(fields) => to_map(fields),
             _ => Map::new(),
         };
         map.insert("index".into(), Dynamic::from_int(self.index as INT));
@@ -103,20 +100,6 @@ impl Freeze {
         map
     }
 }
-
-/// The fields every freeze may have, read through a getter of their own: a field without
-/// one is still readable, through the indexer, after Rhai has failed to find a getter.
-const FREEZE_FIELDS: [&str; 9] = [
-    "index",
-    "test_id",
-    "reason",
-    "owner",
-    "opened",
-    "expires",
-    "invariant",
-    "compensating_property",
-    "reused_property",
-];
 
 fn register_freeze(engine: &mut Engine) {
     engine
@@ -142,7 +125,9 @@ fn register_freeze(engine: &mut Engine) {
         .register_fn("to_debug", |e: &mut Freeze| {
             format!("{:?}", Dynamic::from_map(e.to_map()))
         });
-    for name in FREEZE_FIELDS {
+    // The schema's fields get a getter each: any other field is still readable, through
+    // the indexer, once Rhai has failed to find a getter for it.
+    for name in std::iter::once("index").chain(crate::inputs::ledger::FIELDS) {
         engine.register_get(name, move |e: &mut Freeze| e.field(name));
     }
 }
@@ -396,11 +381,14 @@ pub fn to_dynamic(node: &Node) -> Dynamic {
         Value::Float(f) => (*f).into(),
         Value::Str(s) => s.as_str().into(),
         Value::Seq(items) => Dynamic::from_array(items.iter().map(to_dynamic).collect()),
-        Value::Map(entries) => Dynamic::from_map(
-            entries
-                .iter()
-                .map(|(k, v)| (k.as_str().into(), to_dynamic(v)))
-                .collect(),
-        ),
+        Value::Map(entries) => Dynamic::from_map(to_map(entries)),
     }
+}
+
+/// The fields of a document map as a Rhai map.
+pub fn to_map<'a>(fields: impl IntoIterator<Item = &'a (Text, Node)>) -> Map {
+    fields
+        .into_iter()
+        .map(|(key, value)| (key.as_str().into(), to_dynamic(value)))
+        .collect()
 }

@@ -323,7 +323,7 @@ impl ScriptEngine {
             .map(|(name, _)| *name)
             .collect();
         let mut order: Vec<usize> = (0..jobs.len()).collect();
-        order.sort_by_key(|&i| {
+        order.sort_by_cached_key(|&i| {
             loading
                 .iter()
                 .any(|name| jobs[i].source.text.contains(name))
@@ -636,11 +636,7 @@ fn ledger_value(facts: &Facts) -> Dynamic {
     let ledger = &facts.ledger;
     // The top-level keys but `freezes`, which is built from the entries below.
     let mut map = match &ledger.root.value {
-        Value::Map(entries) => entries
-            .iter()
-            .filter(|(key, _)| key != "freezes")
-            .map(|(key, value)| (key.as_str().into(), bindings::to_dynamic(value)))
-            .collect(),
+        Value::Map(entries) => bindings::to_map(entries.iter().filter(|(key, _)| key != "freezes")),
         _ => Map::new(),
     };
     let freezes: rhai::Array = (0..ledger.entries.len())

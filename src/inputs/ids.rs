@@ -101,16 +101,6 @@ impl Spans {
     }
 }
 
-impl FromIterator<(u32, u32)> for Spans {
-    fn from_iter<I: IntoIterator<Item = (u32, u32)>>(items: I) -> Spans {
-        let mut spans = Spans::default();
-        for (start, len) in items {
-            spans.push(start, len);
-        }
-        spans
-    }
-}
-
 fn hash_str(id: &str) -> u64 {
     hash_bytes(id.as_bytes())
 }
@@ -133,7 +123,7 @@ impl IdSetInner {
 
     /// Hashes the id at `text[start..start + len]` under `index` (its place in `spans`)
     /// unless an equal id is already there; says whether it was new. One probe.
-    fn index_range(&mut self, start: u32, len: u32, index: u32) -> bool {
+    fn index_span(&mut self, start: u32, len: u32, index: u32) -> bool {
         let (text, spans) = (&self.text, &self.spans);
         let id = &text.as_bytes()[start as usize..(start + len) as usize];
         let at = |i: u32| {
@@ -157,7 +147,7 @@ impl IdSetInner {
 /// strings (JSON arrays, normalised paths).
 #[derive(Debug)]
 pub enum Ids {
-    Ranges(Spans),
+    Spans(Spans),
     Owned(Vec<String>),
 }
 
@@ -175,25 +165,25 @@ impl IdSetBuilder {
         }
         match ids {
             Ids::Owned(ids) => ids.iter().for_each(|id| self.push(id)),
-            Ids::Ranges(ranges) if self.inner.text.is_empty() => {
+            Ids::Spans(spans) if self.inner.text.is_empty() => {
                 self.inner.text = Arc::try_unwrap(source)
                     .map_or_else(|shared| shared.text.clone(), |file| file.text);
                 // The parser's spans become the set's: duplicates are squeezed out in
                 // place, so a million spans are never held twice.
-                self.inner.table.reserve(ranges.len(), |_| 0);
-                self.inner.spans = ranges;
+                self.inner.table.reserve(spans.len(), |_| 0);
+                self.inner.spans = spans;
                 let mut kept = 0;
                 for read in 0..self.inner.spans.len() {
                     let (start, len) = self.inner.spans.get(read);
-                    if self.inner.index_range(start, len, kept as u32) {
+                    if self.inner.index_span(start, len, kept as u32) {
                         self.inner.spans.set(kept, start, len);
                         kept += 1;
                     }
                 }
                 self.inner.spans.truncate(kept);
             }
-            Ids::Ranges(ranges) => {
-                for (start, len) in ranges.iter() {
+            Ids::Spans(spans) => {
+                for (start, len) in spans.iter() {
                     self.push(&source.text[start as usize..(start + len) as usize]);
                 }
             }
@@ -207,7 +197,7 @@ impl IdSetBuilder {
         let start = inner.text.len() as u32;
         inner.text.push_str(id);
         let index = inner.spans.len() as u32;
-        if inner.index_range(start, id.len() as u32, index) {
+        if inner.index_span(start, id.len() as u32, index) {
             inner.spans.push(start, id.len() as u32);
         } else {
             inner.text.truncate(start as usize);
@@ -503,7 +493,7 @@ pub fn parse_collected(source: &Source) -> Result<Ids, InputError> {
         let (offset, len) = node_id_span(source, (line_no, start, line), trimmed)?;
         ids.push(offset, len);
     }
-    Ok(Ids::Ranges(ids))
+    Ok(Ids::Spans(ids))
 }
 
 /// Where `trimmed`, part of a `(number, start, text)` line of `source`, is in the text
@@ -522,8 +512,13 @@ fn node_id_span(
             "not a pytest node id",
         ));
     }
-    let offset = trimmed.as_ptr() as usize - source.text.as_ptr() as usize;
-    Ok((offset as u32, trimmed.len() as u32))
+    Ok(span_in(source, trimmed))
+}
+
+/// Where `part`, a slice of `source`'s text, lies in it.
+fn span_in(source: &Source, part: &str) -> (u32, u32) {
+    let offset = part.as_ptr() as usize - source.text.as_ptr() as usize;
+    (offset as u32, part.len() as u32)
 }
 
 /// What a line of pytest output says went wrong during collection, if anything.
@@ -577,7 +572,7 @@ fn summary_counts(line: &str) -> impl Iterator<Item = (u64, &str)> {
 
 /// Changed files: one repository-relative path a line.
 pub fn parse_changed(source: &Source) -> Result<Ids, InputError> {
-    let mut ranges = Spans::default();
+    let mut spans = Spans::default();
     let mut canonical = true;
     for (line_no, start, line) in lines(&source.text) {
         let trimmed = line.trim();
@@ -594,15 +589,15 @@ pub fn parse_changed(source: &Source) -> Result<Ids, InputError> {
             ));
         }
         canonical &= is_canonical_path(trimmed);
-        let offset = trimmed.as_ptr() as usize - source.text.as_ptr() as usize;
-        ranges.push(offset as u32, trimmed.len() as u32);
+        let (offset, len) = span_in(source, trimmed);
+        spans.push(offset, len);
     }
     if canonical {
-        // What `git diff --name-only` prints: kept as ranges into the file, no copies.
-        return Ok(Ids::Ranges(ranges));
+        // What `git diff --name-only` prints: kept as spans into the file, no copies.
+        return Ok(Ids::Spans(spans));
     }
     Ok(Ids::Owned(
-        ranges
+        spans
             .iter()
             .map(|(start, len)| {
                 normalize_path(&source.text[start as usize..(start + len) as usize])
@@ -629,7 +624,7 @@ pub fn parse_id_list(source: &Source) -> Result<Ids, InputError> {
             ids.push(offset, len);
         }
     }
-    Ok(Ids::Ranges(ids))
+    Ok(Ids::Spans(ids))
 }
 
 #[cfg(test)]
@@ -652,12 +647,12 @@ mod tests {
         let source = SourceFile::new("c.txt", "c.txt", "a/b.py\n./c.py\n".to_string());
         match parse_changed(&source).unwrap() {
             Ids::Owned(paths) => assert_eq!(paths, ["a/b.py", "c.py"]),
-            Ids::Ranges(_) => panic!("a path needing normalisation is copied"),
+            Ids::Spans(_) => panic!("a path needing normalisation is copied"),
         }
         let source = SourceFile::new("c.txt", "c.txt", " a/b.py \r\nc.py".to_string());
         match parse_changed(&source).unwrap() {
-            Ids::Ranges(ranges) => assert_eq!(ranges.iter().collect::<Vec<_>>(), [(1, 6), (10, 4)]),
-            Ids::Owned(_) => panic!("canonical paths stay ranges"),
+            Ids::Spans(spans) => assert_eq!(spans.iter().collect::<Vec<_>>(), [(1, 6), (10, 4)]),
+            Ids::Owned(_) => panic!("canonical paths stay spans"),
         }
     }
 

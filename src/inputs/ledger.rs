@@ -8,15 +8,20 @@ use crate::source::{Source, SourceFile, Span};
 
 pub const SCHEMA: i64 = 1;
 
-/// Fields whose type the core checks; everything else is kept as written for scripts.
-const STRING_FIELDS: [&str; 6] = [
+/// The fields the schema names; everything else is kept as written for scripts.
+pub const FIELDS: [&str; 8] = [
     "test_id",
     "reason",
     "owner",
     "opened",
     "expires",
     "invariant",
+    "compensating_property",
+    "reused_property",
 ];
+
+/// The fields the core checks are strings: the first six of [`FIELDS`].
+const STRING_FIELDS: &[&str] = FIELDS.split_at(6).0;
 
 #[derive(Debug)]
 pub struct Ledger {

@@ -221,13 +221,7 @@ impl Loading {
         if self.plan == Plan::AllOnThreads {
             self.loaders
                 .push(Loader::Thread(crate::threads::spawn(move || {
-                    let mut first_error = None;
-                    for task in tasks {
-                        if let Err(err) = task() {
-                            first_error.get_or_insert(err);
-                        }
-                    }
-                    first_error.map_or(Ok(()), Err)
+                    first_error(tasks.into_iter().map(|task| task()))
                 })));
         } else {
             self.loaders
@@ -239,20 +233,26 @@ impl Loading {
     /// wins over anything the rules concluded meanwhile. A loader's panic is re-raised.
     pub fn finish(mut self) -> Result<(), InputError> {
         self.start_small();
-        let mut first_error = None;
-        for loader in self.loaders {
-            let result = match loader {
+        first_error(self.loaders.into_iter().map(|loader| {
+            match loader {
                 Loader::Thread(handle) => handle
                     .join()
                     .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
                 Loader::Done(result) => result,
-            };
-            if let Err(err) = result {
-                first_error.get_or_insert(err);
             }
-        }
-        first_error.map_or(Ok(()), Err)
+        }))
     }
+}
+
+/// The first error among `results`, all of which are taken (each load runs to its end).
+fn first_error(results: impl Iterator<Item = Result<(), InputError>>) -> Result<(), InputError> {
+    let mut first = Ok(());
+    for result in results {
+        if first.is_ok() {
+            first = result;
+        }
+    }
+    first
 }
 
 /// A file named on the command line or in config: where it is and how to call it.
@@ -277,13 +277,21 @@ pub fn read_merged(
     if paths.is_empty() {
         return Ok(None);
     }
+    merge(paths.iter().map(InputPath::read), parse).map(Some)
+}
+
+/// One id set of every source, each parsed by `parse` (shards merge).
+pub fn merge(
+    sources: impl IntoIterator<Item = Result<Source, InputError>>,
+    parse: fn(&Source) -> Result<ids::Ids, InputError>,
+) -> Result<IdSet, InputError> {
     let mut builder = ids::IdSetBuilder::default();
-    for path in paths {
-        let source = path.read()?;
+    for source in sources {
+        let source = source?;
         let ids = parse(&source)?;
         builder.add(source, ids)?;
     }
-    Ok(Some(builder.build()))
+    Ok(builder.build())
 }
 
 /// The input names scripts can `require`, with the flags that provide each.

@@ -220,43 +220,18 @@ impl<'a> FastJson<'a> {
         let value = match *self.text.get(self.at)? {
             b'{' => {
                 self.at += 1;
-                let mut entries = Vec::new();
-                if !self.eat(b'}') {
-                    loop {
-                        self.skip_space();
-                        let key = self.string()?;
-                        if !self.eat(b':') {
-                            return None;
-                        }
-                        entries.push((key, self.value(depth + 1)?));
-                        if self.eat(b'}') {
-                            break;
-                        }
-                        if !self.eat(b',') {
-                            return None;
-                        }
+                Value::Map(self.items(b'}', |reader| {
+                    reader.skip_space();
+                    let key = reader.string()?;
+                    if !reader.eat(b':') {
+                        return None;
                     }
-                }
-                // Ten thousand freezes of nine fields each grew to sixteen by doubling.
-                entries.shrink_to_fit();
-                Value::Map(entries)
+                    Some((key, reader.value(depth + 1)?))
+                })?)
             }
             b'[' => {
                 self.at += 1;
-                let mut items = Vec::new();
-                if !self.eat(b']') {
-                    loop {
-                        items.push(self.value(depth + 1)?);
-                        if self.eat(b']') {
-                            break;
-                        }
-                        if !self.eat(b',') {
-                            return None;
-                        }
-                    }
-                }
-                items.shrink_to_fit();
-                Value::Seq(items)
+                Value::Seq(self.items(b']', |reader| reader.value(depth + 1))?)
             }
             b'"' => Value::Str(self.string()?),
             b't' => self.word(b"true", Value::Bool(true))?,
@@ -269,6 +244,30 @@ impl<'a> FastJson<'a> {
             value,
             span: start..self.at,
         })
+    }
+
+    /// The items of a container whose opening bracket was just read, up to `close`: none,
+    /// or `item`s separated by commas.
+    fn items<T>(
+        &mut self,
+        close: u8,
+        mut item: impl FnMut(&mut Self) -> Option<T>,
+    ) -> Option<Vec<T>> {
+        let mut items = Vec::new();
+        if !self.eat(close) {
+            loop {
+                items.push(item(self)?);
+                if self.eat(close) {
+                    break;
+                }
+                if !self.eat(b',') {
+                    return None;
+                }
+            }
+        }
+        // Ten thousand freezes of nine fields each grew to sixteen by doubling.
+        items.shrink_to_fit();
+        Some(items)
     }
 
     /// A string without escapes or control characters (the common case).

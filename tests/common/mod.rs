@@ -251,8 +251,6 @@ impl Verdict {
     }
 }
 
-/// The pinned virtualenv's Python (made by `.ci/python-env`); panics with the fix when
-/// it is missing, so a test that needs Python never passes without it.
 /// What to do when the pinned venv is missing or incomplete.
 pub const FIX_PYTHON: &str = "run `bash .ci/python-env` from the repository root to create the \
      pinned venv (pytest, Hypothesis, pytest-cov; python3 with the venv module is needed), or \
@@ -268,7 +266,8 @@ pub fn venv_dir() -> PathBuf {
     }
 }
 
-/// The venv's interpreter, checked to exist.
+/// The pinned virtualenv's Python (made by `.ci/python-env`); panics with the fix when
+/// it is missing, so a test that needs Python never passes without it.
 pub fn venv_python() -> PathBuf {
     venv_python_importing(&[])
 }
