@@ -45,6 +45,48 @@ fn main() {
         println!("cargo:rustc-env=FREEZEGATE_COMMIT={hash}");
     }
     println!("cargo:rustc-env=FREEZEGATE_VERSION_LINE={line}");
+
+    embed_pack_tests(&manifest_dir);
+}
+
+/// Lists the default pack's fixture cases (`policies/tests/**`) for `include_str!`, so
+/// `freezegate init` can copy them beside the scripts and `freezegate test` runs there.
+fn embed_pack_tests(manifest_dir: &Path) {
+    let root = manifest_dir.join("policies/tests");
+    println!("cargo:rerun-if-changed={}", root.display());
+    let mut files = Vec::new();
+    let mut dirs = vec![root.clone()];
+    while let Some(dir) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                println!("cargo:rerun-if-changed={}", path.display());
+                dirs.push(path);
+            } else if let Ok(relative) = path.strip_prefix(&root) {
+                files.push((relative.to_string_lossy().replace('\\', "/"), path.clone()));
+            }
+        }
+    }
+    files.sort();
+    // `init` promises the cases: a build that found none is broken, not smaller.
+    assert!(
+        !files.is_empty(),
+        "no fixture cases under {}: the default pack ships them",
+        root.display()
+    );
+    let mut out = String::from("/// The default pack's fixture cases: path under `policies/tests/`, text.\npub const PACK_TESTS: &[(&str, &str)] = &[\n");
+    for (relative, path) in files {
+        out.push_str(&format!(
+            "    ({relative:?}, include_str!({:?})),\n",
+            path.display().to_string()
+        ));
+    }
+    out.push_str("];\n");
+    let out_dir = PathBuf::from(env::var_os("OUT_DIR").unwrap_or_default());
+    std::fs::write(out_dir.join("pack_tests.rs"), out).expect("OUT_DIR is writable");
 }
 
 /// The short hash and commit date of HEAD, when the manifest directory is the top of a

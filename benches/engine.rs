@@ -105,6 +105,7 @@ fn evaluate_pack(bencher: divan::Bencher) {
             coverage: None.into(),
             today: "2026-11-30".parse().unwrap(),
             target_branch: Some("main".into()),
+            trusted_ref: None,
             pytest_root: String::new(),
             jobs: std::thread::available_parallelism().map_or(1, |n| n.get()),
         })

@@ -105,9 +105,14 @@ pub struct FactArgs {
     /// Changed files, one repository-relative path a line.
     #[arg(long, value_name = "FILE")]
     pub changed: Option<PathBuf>,
-    /// Compute changed files with `git diff --name-only REF...HEAD`.
+    /// Compute changed files with `git diff --name-only REF...HEAD`, and read the ledger
+    /// at the merge base, so only the freezes this patch adds or changes owe a deposit.
     #[arg(long, value_name = "REF", conflicts_with = "changed")]
     pub base: Option<String>,
+    /// The ledger as it was at the base (default with --base: `git show` of the ledger
+    /// at the merge base).
+    #[arg(long, value_name = "FILE")]
+    pub base_ledger: Option<PathBuf>,
     /// Sample counts: JSON counts, a Hypothesis observability .jsonl file or directory. Repeatable.
     #[arg(long, value_name = "PATH")]
     pub samples: Vec<PathBuf>,
@@ -220,9 +225,14 @@ pub struct FreezeArgs {
     /// The freeze ledger (default: from config).
     #[arg(long, global = true, value_name = "FILE")]
     pub ledger: Option<PathBuf>,
-    /// The date the window starts (default: today, UTC).
+    /// The date taken as today (default: the UTC date): `add` and `renew` open the
+    /// window on it, and the edited ledger is checked as of it.
     #[arg(long, global = true, value_name = "YYYY-MM-DD")]
     pub today: Option<String>,
+    /// pytest's collection (as `check --collected` takes it): the frozen test and its
+    /// properties must be in it. Repeatable (shards).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub collected: Vec<PathBuf>,
     #[command(subcommand)]
     pub action: FreezeAction,
 }

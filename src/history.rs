@@ -80,9 +80,11 @@ impl Record {
             errors: report.summary.errors,
             warnings: report.summary.warnings,
             freezes: report.summary.freezes,
+            // A rule that did not run has no count: 0 would read as passed.
             rules: report
                 .rules
                 .iter()
+                .filter(|r| r.evaluated)
                 .map(|r| (r.code.clone(), r.violations))
                 .collect(),
             refused_inherited: refused,

@@ -12,6 +12,7 @@ pub mod inputs;
 pub mod report;
 pub mod source;
 pub mod threads;
+pub mod words;
 
 /// What `freezegate --version` prints after the name: the package version and, when
 /// known, the commit it was built from and that commit's date (`0.1.0 (1a2b3c4

@@ -103,17 +103,18 @@ fn shards_merge_into_one_table() {
     assert_eq!(violations[0]["code"], "FZ207");
     assert_eq!(
         violations[0]["message"],
-        format!("3 lines only {FROZEN} covered are at stake; the properties cover 1 of them (33%, below 50.0%); not covered: app/m.py:3, app/m.py:4")
+        format!("at stake: 3 lines only {FROZEN} covered; the properties cover 1 of them (33%, below 50.0%); not covered: app/m.py:3, app/m.py:4")
     );
 
-    // Only the base run: the property is in no report, so it covers nothing.
+    // Only the base run: the property is in no report, and the message says why it
+    // covers nothing rather than a bare 0%.
     let out = run_with(&[("gate/base.json", base)]);
     let verdict: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(
         verdict["violations"][0]["message"]
             .as_str()
             .unwrap()
-            .contains("cover 0 of them (0%"),
+            .contains(&format!("but no coverage context names {PROPERTY}: the properties did not run in the covered runs")),
         "{verdict:#}"
     );
 }

@@ -112,11 +112,13 @@ fn run_policy(script: &str, line: usize) {
         "the rhai block at docs/policies.md:{line} does not run (exit {code:?}):\n{stderr}\n{script}"
     );
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // FZ501 runs only under --trusted-ref, which these examples do not use.
     assert!(
         report["summary"]["not_evaluated"]
             .as_array()
             .unwrap()
-            .is_empty(),
+            .iter()
+            .all(|code| code == "FZ501"),
         "docs/policies.md:{line} stopped for a missing input: {report}"
     );
 }
@@ -239,7 +241,7 @@ fn the_tutorials_near_miss_catches_the_off_by_one() {
 
 #[test]
 fn every_binding_and_helper_is_documented() {
-    for (input, _) in freezegate::inputs::INPUTS {
+    for input in freezegate::inputs::INPUTS.map(|input| input.name) {
         assert!(
             DOC.contains(&format!("| `{input}` |")),
             "binding `{input}` is missing from the bindings table"
@@ -268,6 +270,13 @@ fn every_binding_and_helper_is_documented() {
         "coverage.share(",
         "coverage.uncovered(",
         "coverage.tests",
+        "coverage.shared_context(",
+        "coverage.function_contexts",
+        "samples.method(",
+        "set.nearest(",
+        "plural(",
+        "join_or(",
+        "note(code, message)",
         "print(",
         "debug(",
         "--trace",

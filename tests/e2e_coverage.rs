@@ -399,7 +399,7 @@ fn a_property_on_an_unrelated_function_fires_fz207_with_the_numbers() {
     assert_eq!(
         v["message"],
         format!(
-            "5 lines only {FROZEN} covered are at stake; the properties cover 0 of them \
+            "at stake: 5 lines only {FROZEN} covered; the properties cover 0 of them \
              (0%, below 50.0%); not covered: shop/pricing.py:8, shop/pricing.py:9, \
              shop/pricing.py:10, shop/pricing.py:11, shop/pricing.py:12"
         ),

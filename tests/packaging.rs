@@ -499,10 +499,19 @@ fn build_script() -> &'static BuildScript {
 
 /// The build script's `cargo:` lines for a crate in `manifest_dir`.
 fn run_build_script(manifest_dir: &Path, env: &[(&str, &str)]) -> Vec<String> {
+    // The script embeds the pack's fixture cases: a stand-in source tree gets one.
+    let cases = manifest_dir.join("policies/tests");
+    if !cases.exists() {
+        fs::create_dir_all(&cases).unwrap();
+        fs::write(cases.join("case.toml"), "today = \"2026-11-30\"\n").unwrap();
+    }
+    // Its own OUT_DIR: cargo gives the tests the crate's, which this run must not touch.
+    let out_dir = tempfile::tempdir().unwrap();
     let out = run_ok(
         "build script",
         hermetic(&mut Command::new(&build_script().exe))
             .current_dir(manifest_dir)
+            .env("OUT_DIR", out_dir.path())
             .env("CARGO_MANIFEST_DIR", manifest_dir)
             .env("CARGO_PKG_VERSION", "9.8.7")
             .env_remove("FREEZEGATE_BUILD_COMMIT")

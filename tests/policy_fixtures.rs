@@ -124,6 +124,7 @@ fn tiny_suite(expect: &str) -> tempfile::TempDir {
         "samples.json",
         "skipped.json",
         "junit.xml",
+        "base_ledger.json",
     ] {
         let text = std::fs::read_to_string(repo().join("policies/tests").join(file)).unwrap();
         write(dir.path(), &format!("suite/{file}"), &text);
@@ -157,7 +158,7 @@ fn optional_parts_of_an_expectation_are_checked_when_given() {
     let ok = tiny_suite(&format!("[[expect]]\ncode = \"FZ103\"\n{id}"));
     assert_eq!(freezegate_test(ok.path(), &["suite"]).code, 0);
     let full = tiny_suite(&format!(
-        "expect_exit = 1\n[[expect]]\ncode = \"FZ103\"\n{id}field = \"expires\"\nseverity = \"error\"\nmessage = \"1 days before\"\n"
+        "expect_exit = 1\n[[expect]]\ncode = \"FZ103\"\n{id}field = \"expires\"\nseverity = \"error\"\nmessage = \"1 day before\"\n"
     ));
     let run = freezegate_test(full.path(), &["suite"]);
     assert_eq!(run.code, 0, "{}", run.stdout);

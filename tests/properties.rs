@@ -26,7 +26,7 @@ use freezegate::engine::selection::Selection;
 use freezegate::inputs::ids::IdSet;
 use freezegate::inputs::junit::Results;
 use freezegate::inputs::ledger::Ledger;
-use freezegate::inputs::samples::Samples;
+use freezegate::inputs::samples::{Count, Samples};
 use freezegate::inputs::tree::Format;
 use freezegate::inputs::Facts;
 use freezegate::report::Report;
@@ -230,7 +230,7 @@ impl FactsModel {
                 for (id, n) in PROPERTIES.iter().zip(&self.samples) {
                     if let Some(n) = n {
                         std::sync::Arc::make_mut(&mut samples.properties)
-                            .insert(id.to_string(), *n);
+                            .insert(id.to_string(), Count::given(*n));
                     }
                 }
             }
@@ -248,7 +248,8 @@ impl FactsModel {
             changed.push(property_file(NEW_PROPERTY));
             applied.push(NEW_TEST);
             if samples.has_properties {
-                std::sync::Arc::make_mut(&mut samples.properties).insert(NEW_PROPERTY.into(), 100);
+                std::sync::Arc::make_mut(&mut samples.properties)
+                    .insert(NEW_PROPERTY.into(), Count::given(100));
             }
             outcomes.push((NEW_PROPERTY, true));
         }
@@ -267,6 +268,7 @@ impl FactsModel {
             coverage: None.into(),
             today: TODAY,
             target_branch: Some("main".into()),
+            trusted_ref: None,
             pytest_root: String::new(),
             jobs: 1,
         }

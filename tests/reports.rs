@@ -217,7 +217,7 @@ fn markdown_summary_has_verdict_violations_and_freezes() {
     let out = failing_world().run_in(dir.path(), "markdown");
     let md = text(&out.stdout);
     assert!(
-        md.contains("❌ **Failed**: 3 error(s), 1 warning(s) in 1 freeze(s)"),
+        md.contains("❌ **Failed**: 3 errors, 1 warning in 1 freeze, 20 rules checked."),
         "{md}"
     );
     assert!(
@@ -230,7 +230,7 @@ fn markdown_summary_has_verdict_violations_and_freezes() {
         "{md}"
     );
     let out = World::passing().run_in(tempfile::tempdir().unwrap().path(), "markdown");
-    assert!(text(&out.stdout).contains("✅ **Passed**: 0 error(s)"));
+    assert!(text(&out.stdout).contains("✅ **Passed**: 0 errors, 0 warnings in 1 freeze"));
 }
 
 #[test]

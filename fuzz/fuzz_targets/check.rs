@@ -79,8 +79,8 @@ fn facts(ledger: Ledger, world: &World) -> Facts {
         session: Some(3),
         ..Samples::default()
     };
-    std::sync::Arc::make_mut(&mut samples.properties).insert(PROPERTY.into(), 12);
-    std::sync::Arc::make_mut(&mut samples.properties).insert(WEAK.into(), 2);
+    std::sync::Arc::make_mut(&mut samples.properties).insert(PROPERTY.into(), freezegate::inputs::samples::Count::given(12));
+    std::sync::Arc::make_mut(&mut samples.properties).insert(WEAK.into(), freezegate::inputs::samples::Count::given(2));
     Facts {
         ledger,
         collected: Some(IdSet::from_iter([FROZEN, PROPERTY, WEAK, OTHER])).into(),
@@ -98,6 +98,7 @@ fn facts(ledger: Ledger, world: &World) -> Facts {
         coverage: None.into(),
         today: jiff::civil::date(2026, 11, 30),
         target_branch: Some("main".into()),
+        trusted_ref: None,
         pytest_root: String::new(),
         jobs: 1,
     }

@@ -87,7 +87,7 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &CheckArgs) -> Result<u
         for file in trust::modified_files(cwd, config_path, &gate.config, tree) {
             gate.core_reports.push(RawReport {
                 code: "FZ501".into(),
-                message: format!("the patch changes {file}; the version at {rev} was used instead"),
+                message: file.message(rev),
                 script: crate::engine::policy::CORE_POLICY.into(),
                 target: Target::None,
                 test_id: None,
@@ -107,7 +107,8 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &CheckArgs) -> Result<u
         );
     }
     let compiled = Instant::now();
-    let (facts, loading) = gathering.with_ledger(cwd, &gate.config, &args.facts)?;
+    let (mut facts, loading) = gathering.with_ledger(cwd, &gate.config, &args.facts)?;
+    facts.trusted_ref = args.trusted_ref.clone();
     let inputs_phase = match loading.is_threaded() {
         true => "inputs started",
         false => "inputs",
@@ -117,6 +118,7 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &CheckArgs) -> Result<u
     // An input that failed to load is the error, whatever the rules made of its absence.
     loading.finish()?;
     let (evaluation, report) = judged?;
+    require_evaluated(&report)?;
     // The reports need only the ledger: the other inputs (a million collected ids) are
     // given back before the reports are rendered beside them.
     let facts = facts.into_ledger_only();
@@ -134,6 +136,14 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &CheckArgs) -> Result<u
                 timing.script,
                 ms(timing.ran),
                 timing.reported
+            );
+        }
+        for row in &report.samples {
+            eprintln!(
+                "trace: samples: {}: {} distinct, counted by {}",
+                row.property,
+                row.distinct,
+                row.method.as_str()
             );
         }
     }
@@ -209,14 +219,68 @@ pub fn judge(
         gate.engine
             .evaluate(&gate.pack, facts, gate.config.params.as_ref(), selection)?;
     evaluation.reports.extend(gate.core_reports.iter().cloned());
-    let report = Report::build(
+    let mut report = Report::build(
         &evaluation,
         &gate.pack,
         selection,
         &facts.ledger,
         &gate.config,
     );
+    if let Some(samples) = facts.samples.get() {
+        report.samples = sample_rows(&facts.ledger, samples);
+    }
     Ok((evaluation, report))
+}
+
+/// The sample count of every compensating property the ledger names, and how it was
+/// counted, in ledger order.
+fn sample_rows(ledger: &Ledger, samples: &Samples) -> Vec<crate::report::SampleRow> {
+    let mut rows: Vec<crate::report::SampleRow> = Vec::new();
+    for entry in ledger.entries.iter() {
+        for property in entry.properties() {
+            let Some(count) = samples.properties.get(property) else {
+                continue;
+            };
+            if rows.iter().all(|row| row.property != property) {
+                rows.push(crate::report::SampleRow {
+                    property: property.to_string(),
+                    distinct: count.distinct,
+                    method: count.method,
+                });
+            }
+        }
+    }
+    rows
+}
+
+/// A run in which no rule of the selection ran checked nothing: exit 2, never a pass.
+fn require_evaluated(report: &Report) -> Result<(), InputError> {
+    let pack_rules = || {
+        report
+            .rules
+            .iter()
+            .filter(|r| r.policy != crate::engine::policy::CORE_POLICY)
+    };
+    if pack_rules().any(|r| r.evaluated) {
+        return Ok(());
+    }
+    let codes: Vec<&str> = pack_rules().map(|r| r.code.as_str()).collect();
+    let missing: Vec<String> = report
+        .violations
+        .iter()
+        .filter(|v| v.code == "FZ001")
+        .map(|v| v.message.clone())
+        .collect();
+    let why = match missing.is_empty() {
+        true => "their inputs were not given (results with --junit, coverage with --coverage)"
+            .to_string(),
+        false => missing.join("; "),
+    };
+    Err(InputError::usage(format!(
+        "no selected rule was evaluated ({}): {why}",
+        crate::words::join_and(&codes)
+    ))
+    .with_help("give the inputs the selected rules need, or select rules that can run: a gate that checked nothing never passes"))
 }
 
 /// Loads every input that was given; inputs not given stay `None` for `require`.
@@ -224,6 +288,39 @@ pub fn gather(cwd: &Path, config: &Config, args: &FactArgs) -> Result<Facts, Inp
     let (facts, loading) = start_loading(cwd, config, args)?.with_ledger(cwd, config, args)?;
     loading.finish()?;
     Ok(facts)
+}
+
+/// The ledger at the base: `--base-ledger FILE`, else with `--base REF` the ledger's
+/// file at the merge base of REF and HEAD (`Some(None)` when it has none: every entry
+/// is new); `None` without either flag.
+fn base_ledger(
+    cwd: &Path,
+    config: &Config,
+    args: &FactArgs,
+    ledger: &Ledger,
+) -> Result<Option<Option<Ledger>>, InputError> {
+    if let Some(path) = &args.base_ledger {
+        let input = cli_input(cwd, path, &config.repo_root);
+        return Ledger::load(&input.path, &input.name).map(|l| Some(Some(l)));
+    }
+    let Some(base) = &args.base else {
+        return Ok(None);
+    };
+    let rev = tools::merge_base(base, &config.repo_root).unwrap_or_else(|| base.clone());
+    let Ok(tree) = FileTree::commit_for("--base", &rev, &config.repo_root) else {
+        // The diff against the same ref fails too, and its error (which names the
+        // ref and the fix) is the one reported: the run never judges without a base.
+        return Ok(None);
+    };
+    let name = format!("{base}:{}", ledger.source.name);
+    match tree.read(&ledger.source.path, &name)? {
+        None => Ok(Some(None)),
+        Some(source) => Ledger::parse(source, ledger.format)
+            .map(|l| Some(Some(l)))
+            .map_err(|e| {
+                e.with_help(format!("this is the ledger at the merge base of --base {base} and HEAD ({rev}); pass --base-ledger FILE to give the base ledger another way"))
+            }),
+    }
 }
 
 /// From this size on (all inputs together, or the small ones together), inputs are
@@ -415,7 +512,7 @@ impl Gathering {
                 path: config.ledger.clone(),
             },
         };
-        let ledger = Ledger::load(&ledger_path.path, &ledger_path.name).map_err(|e| {
+        let mut ledger = Ledger::load(&ledger_path.path, &ledger_path.name).map_err(|e| {
             if e.message == "not found" {
                 e.with_help(
                     "create one with `freezegate init`, or point --ledger / `ledger` in config at it",
@@ -424,10 +521,14 @@ impl Gathering {
                 e
             }
         })?;
+        if let Some(base) = base_ledger(cwd, config, args, &ledger)? {
+            ledger.compare_with(base.as_ref());
+        }
         let ledger_entries = ledger.entries.len();
         let target_branch = args
             .target_branch
             .clone()
+            .or_else(|| tools::ci_target_branch(|name| std::env::var(name).ok()))
             .or_else(|| tools::current_branch(repo_root));
         let facts = Facts {
             ledger,
@@ -439,6 +540,7 @@ impl Gathering {
             coverage: self.coverage,
             today: self.today,
             target_branch,
+            trusted_ref: None,
             pytest_root: config.pytest_root_in_repo(),
             jobs: match args.jobs {
                 Some(jobs) => usize::from(jobs),

@@ -111,8 +111,13 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &FreezeArgs) -> Result<
     };
 
     let text = apply(&ledger, &edit)?;
+    // Diagnostics about the edit show the would-be content: named as what it is.
     let edited = Ledger::parse(
-        SourceFile::new(&ledger.source.name, &ledger.source.path, text.clone()),
+        SourceFile::new(
+            format!("{} (proposed edit, not written)", ledger.source.name),
+            &ledger.source.path,
+            text.clone(),
+        ),
         ledger.format,
     )
     .map_err(|e| {
@@ -130,7 +135,15 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &FreezeArgs) -> Result<
         ));
     }
     if !matches!(edit, Edit::Remove(_)) {
-        let report = validate(&gate, edited, today, &test_id)?;
+        let collected = crate::inputs::read_merged(
+            &args
+                .collected
+                .iter()
+                .map(|p| cli_input(cwd, p, &gate.config.repo_root))
+                .collect::<Vec<_>>(),
+            crate::inputs::ids::parse_collected,
+        )?;
+        let report = validate(&gate, edited, collected, today, &test_id)?;
         if report.failed(false) {
             print!("{}", human::render(&report, false));
             eprintln!("freezegate: {} was not changed", ledger.source.name);
@@ -152,22 +165,35 @@ fn not_frozen(ledger: &Ledger, test_id: &str) -> InputError {
         .with_help("`freezegate skips --format lines` lists the frozen tests")
 }
 
-/// Runs the ledger-only rules (FZ1xx) and keeps what concerns the edited test.
-fn validate(gate: &Gate, ledger: Ledger, today: Date, test_id: &str) -> Result<Report, InputError> {
-    let selection = Selection::new(&gate.pack, &gate.config, &["FZ1".to_string()], &[])?;
-    let facts = Facts {
-        ledger,
-        collected: None.into(),
-        changed: None.into(),
-        samples: None.into(),
-        applied_skips: None.into(),
-        results: None.into(),
-        coverage: None.into(),
-        today: today.0,
-        target_branch: None,
-        pytest_root: gate.config.pytest_root_in_repo(),
-        jobs: 1,
-    };
+/// Runs every rule that needs nothing but the ledger (and the collection, when given)
+/// on the edited ledger, and keeps what concerns the edited test.
+fn validate(
+    gate: &Gate,
+    ledger: Ledger,
+    collected: Option<crate::inputs::ids::IdSet>,
+    today: Date,
+    test_id: &str,
+) -> Result<Report, InputError> {
+    let has_collection = collected.is_some();
+    let answerable: Vec<String> = gate
+        .pack
+        .rules
+        .iter()
+        .filter(|rule| rule.policy != crate::engine::policy::CORE_POLICY)
+        .filter(|rule| {
+            rule.needs.as_ref().is_some_and(|needs| {
+                needs.iter().all(|input| {
+                    input == "collected" && has_collection
+                        || crate::inputs::input_named(input)
+                            .is_some_and(|i| i.presence == crate::inputs::Presence::Always)
+                })
+            })
+        })
+        .map(|rule| rule.code.clone())
+        .collect();
+    let selection = Selection::new(&gate.pack, &gate.config, &answerable, &[])?;
+    let mut facts = Facts::of_ledger(ledger, today.0, gate.config.pytest_root_in_repo());
+    facts.collected = collected.into();
     let evaluation =
         gate.engine
             .evaluate(&gate.pack, &facts, gate.config.params.as_ref(), &selection)?;
@@ -180,7 +206,7 @@ fn validate(gate: &Gate, ledger: Ledger, today: Date, test_id: &str) -> Result<R
     );
     report
         .violations
-        .retain(|v| v.test_id.as_deref() == Some(test_id));
+        .retain(|v| v.code != "FZ001" && v.test_id.as_deref() == Some(test_id));
     report.summary.errors = report
         .violations
         .iter()
@@ -322,6 +348,16 @@ fn edit_toml(ledger: &Ledger, edit: &Edit) -> Result<String, InputError> {
                 "`freezes` is neither [[freezes]] tables nor an array",
             ))
         }
+    }
+    // An empty array of tables vanishes from the file, and a ledger without `freezes`
+    // does not parse: leave `freezes = []`.
+    if doc
+        .get("freezes")
+        .and_then(Item::as_array_of_tables)
+        .is_some_and(|tables| tables.is_empty())
+    {
+        doc.remove("freezes");
+        doc.insert("freezes", value(toml_edit::Array::new()));
     }
     Ok(doc.to_string())
 }

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use crate::commands::{write_atomic, EXIT_PASS};
 use crate::config::find_repo_root;
-use crate::engine::policy::BUILTIN;
+use crate::engine::policy::{BUILTIN, PACK_TESTS};
 use crate::error::InputError;
 
 pub const CONFIG_TEMPLATE: &str = r#"# freezegate configuration. Paths are relative to this file.
@@ -54,15 +54,42 @@ pub fn run(cwd: &Path) -> Result<u8, InputError> {
             .iter()
             .map(|(name, text)| (format!("policies/{name}"), *text)),
     );
+    // The pack's fixture cases, so `freezegate test` runs on the copy straight away.
+    files.extend(
+        PACK_TESTS
+            .iter()
+            .map(|(name, text)| (format!("policies/tests/{name}"), *text)),
+    );
+    let mut kept = 0;
     for (name, text) in files {
         let path = root.join(&name);
+        let fixture = name.starts_with("policies/tests/");
         if path.exists() {
-            println!("kept     {name} (already exists)");
+            match fixture {
+                true => kept += 1,
+                false => println!("kept     {name} (already exists)"),
+            }
         } else {
             write_atomic(&path, text.as_bytes())?;
-            println!("created  {name}");
+            if !fixture {
+                println!("created  {name}");
+            }
         }
     }
+    println!(
+        "{} policies/tests/ ({}{})",
+        if kept == PACK_TESTS.len() {
+            "kept    "
+        } else {
+            "created "
+        },
+        crate::words::count_of(PACK_TESTS.len(), "fixture file"),
+        if kept > 0 {
+            format!(", {kept} already there and kept")
+        } else {
+            String::new()
+        },
+    );
     println!(
         "\nNext steps:\n  1. Record a freeze:   freezegate freeze add TEST_ID --owner NAME --reason TEXT --invariant TEXT --property PROPERTY_ID\n  2. Apply exactly the ledger's skips in pytest (see examples/pytest-demo/conftest.py): freezegate skips --format json\n  3. Gate every patch:  freezegate check --collect --base origin/main --samples .hypothesis/observed --junit gate/junit.xml --applied-skips gate/skipped.json"
     );

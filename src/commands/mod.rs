@@ -141,7 +141,7 @@ pub fn write_atomic_with(
         .unwrap_or(std::path::Path::new("."));
     std::fs::create_dir_all(dir)
         .map_err(|e| InputError::new(&shown, format!("cannot create its directory: {e}")))?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)
+    let mut tmp = temporary_file_for(path, dir)
         .map_err(|e| InputError::new(&shown, format!("cannot write: {e}")))?;
     write(tmp.as_file_mut())
         .and_then(|_| match durability {
@@ -152,6 +152,28 @@ pub fn write_atomic_with(
     tmp.persist(path)
         .map_err(|e| InputError::new(&shown, format!("cannot replace: {}", e.error)))?;
     Ok(())
+}
+
+/// A temporary file beside `path` with the mode `path` will keep: the mode of the file
+/// it replaces, else what a new file gets under the umask (`0666 & !umask`), never the
+/// temporary file's own 0600.
+fn temporary_file_for(
+    path: &std::path::Path,
+    dir: &std::path::Path,
+) -> std::io::Result<tempfile::NamedTempFile> {
+    let existing = std::fs::metadata(path).ok().map(|m| m.permissions());
+    let mut builder = tempfile::Builder::new();
+    #[cfg(unix)]
+    if existing.is_none() {
+        use std::os::unix::fs::PermissionsExt;
+        // The mode is given to open(2), which applies the umask.
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    let tmp = builder.tempfile_in(dir)?;
+    if let Some(permissions) = existing {
+        tmp.as_file().set_permissions(permissions)?;
+    }
+    Ok(tmp)
 }
 
 #[cfg(test)]

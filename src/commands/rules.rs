@@ -89,6 +89,24 @@ pub fn explain(cwd: &Path, config_path: Option<&Path>, code: &str) -> Result<u8,
     println!("{}", rule.summary);
     println!();
     println!("Default severity: {}", rule.severity.as_str());
+    // What this repository's config makes of it ([rules] only; --select/--ignore are
+    // per run).
+    let selection = crate::engine::selection::Selection::new(&gate.pack, &gate.config, &[], &[])?;
+    let effective = selection
+        .severity(&rule.code)
+        .map_or("off", |severity| severity.as_str());
+    if effective != rule.severity.as_str() {
+        let config = gate
+            .config
+            .source
+            .as_ref()
+            .map_or("config".to_string(), |source| source.name.clone());
+        println!("Severity here: {effective} (set in {config} [rules])");
+    }
+    if let Some(needs) = rule.needs.as_ref().filter(|needs| !needs.is_empty()) {
+        let flags: Vec<&str> = needs.iter().map(|n| crate::inputs::flag_for(n)).collect();
+        println!("Needs: {}", crate::words::join_and(&flags));
+    }
     println!("Policy: {}", rule.policy);
     println!();
     println!("How to clear it: {}", rule.help);

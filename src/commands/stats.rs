@@ -61,7 +61,9 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &StatsArgs) -> Result<u
             .filter(|v| v.code == "FZ001")
             .map(|v| v.message.clone())
             .collect();
-        if missing.is_empty() && evaluation.not_evaluated.is_empty() {
+        // Rules of optional inputs (results, coverage) not evaluated leave the count
+        // standing; a missing required input (FZ001) does not.
+        if missing.is_empty() {
             DepositInput::Evaluated
         } else {
             DepositInput::Missing(missing)

@@ -30,7 +30,7 @@ pub const CONFIG_FILE: &str = "freezegate.toml";
 /// The inputs a case can give, each under one of its conventional file names, with the
 /// `check` flag it stands for. The ledger is required; the others are optional (and can
 /// be dropped from what a case inherits with `omit`).
-pub const CASE_INPUTS: [(&str, &[&str], &str); 7] = [
+pub const CASE_INPUTS: [(&str, &[&str], &str); 8] = [
     (
         "ledger",
         &[
@@ -59,6 +59,16 @@ pub const CASE_INPUTS: [(&str, &[&str], &str); 7] = [
     ),
     ("results", &["junit.xml"], "--junit"),
     ("coverage", &["coverage.json"], "--coverage"),
+    (
+        "base_ledger",
+        &[
+            "base_ledger.json",
+            "base_ledger.yaml",
+            "base_ledger.yml",
+            "base_ledger.toml",
+        ],
+        "--base-ledger",
+    ),
 ];
 
 #[derive(Debug, Deserialize)]
@@ -87,6 +97,9 @@ struct CaseFile {
     /// The exact violations the case expects (none when absent).
     #[serde(default)]
     expect: Vec<Expect>,
+    /// The notes the case expects, each a substring of one (exactly these notes).
+    #[serde(default)]
+    notes: Vec<String>,
     /// 0 or 1: whether the gate passes (with `deny_warnings` when set).
     expect_exit: Option<u8>,
 }
@@ -186,11 +199,17 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &TestArgs) -> Result<u8
     let root = cwd.join(args.dir.as_deref().unwrap_or(Path::new("policies/tests")));
     let root_name = display_path(&root, cwd);
     if !root.is_dir() {
-        return Err(
-            InputError::new(&root_name, "is not a directory of fixture cases").with_help(format!(
-                "a case is a folder with a {CASE_FILE} and its input files; see docs/policies.md"
-            )),
-        );
+        let (what, help) = match root.exists() {
+            false => (
+                "does not exist",
+                format!("`freezegate init` copies the default pack's cases there; a case is a folder with a {CASE_FILE} and its input files (see docs/policies.md)"),
+            ),
+            true => (
+                "is not a directory",
+                format!("give the folder of cases; a case is a folder with a {CASE_FILE} and its input files (see docs/policies.md)"),
+            ),
+        };
+        return Err(InputError::new(&root_name, what).with_help(help));
     }
     let policies = args.policies.as_ref().map(|dir| {
         let path = cwd.join(dir);
@@ -421,6 +440,21 @@ fn compare(case: &CaseFile, report: &Report) -> Vec<String> {
                 .map(|v| format!("  + {}", describe_violation(v))),
         );
     }
+    let note_text: Vec<String> = report
+        .notes
+        .iter()
+        .map(|n| format!("{}: {}", n.code, n.message))
+        .collect();
+    for want in &case.notes {
+        if !note_text.iter().any(|n| n.contains(want.as_str())) {
+            lines.push(format!("expected a note, not given: ~\"{want}\""));
+        }
+    }
+    for note in &note_text {
+        if !case.notes.iter().any(|want| note.contains(want.as_str())) {
+            lines.push(format!("note, not expected: {note}"));
+        }
+    }
     if let Some(want) = case.expect_exit {
         let exit = u8::from(report.failed(case.deny_warnings));
         if exit != want {
@@ -505,7 +539,7 @@ fn prepare(
             .any(|(input, _, _)| input == omitted && *input != "ledger")
         {
             return Err(case_err(format!(
-                "omit names `{omitted}`; inputs that can be omitted: collected, changed, samples, applied_skips, results, coverage"
+                "omit names `{omitted}`; inputs that can be omitted: collected, changed, samples, applied_skips, results, coverage, base_ledger"
             )));
         }
     }

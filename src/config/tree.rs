@@ -14,6 +14,8 @@ pub enum FileTree {
     Commit {
         rev: String,
         repo_root: PathBuf,
+        /// The flag that named the commit, for messages (`--trusted-ref`, `--base`).
+        flag: &'static str,
     },
 }
 
@@ -22,12 +24,21 @@ fn git(repo_root: &Path, args: &[&str]) -> Result<std::process::Output, InputErr
         .args(args)
         .current_dir(repo_root)
         .output()
-        .map_err(|e| InputError::usage(format!("--trusted-ref: could not run git: {e}")))
+        .map_err(|e| InputError::usage(format!("could not run git: {e}")))
 }
 
 impl FileTree {
     /// A tree at a trusted commit; the ref must name a commit.
     pub fn commit(rev: &str, repo_root: &Path) -> Result<FileTree, InputError> {
+        Self::commit_for("--trusted-ref", rev, repo_root)
+    }
+
+    /// A tree at the commit `flag` names; the ref must name a commit.
+    pub fn commit_for(
+        flag: &'static str,
+        rev: &str,
+        repo_root: &Path,
+    ) -> Result<FileTree, InputError> {
         let out = git(
             repo_root,
             &[
@@ -44,12 +55,13 @@ impl FileTree {
             } else {
                 String::from_utf8_lossy(&probe.stderr).trim().to_string()
             };
-            return Err(InputError::usage(format!("--trusted-ref {rev}: {why}"))
-                .with_help("fetch the trusted ref first (e.g. `git fetch origin main`, fetch-depth: 0 in actions/checkout)"));
+            return Err(InputError::usage(format!("{flag} {rev}: {why}"))
+                .with_help("fetch the ref first (e.g. `git fetch origin main`, fetch-depth: 0 in actions/checkout)"));
         }
         Ok(FileTree::Commit {
             rev: rev.to_string(),
             repo_root: repo_root.to_path_buf(),
+            flag,
         })
     }
 
@@ -72,9 +84,16 @@ impl FileTree {
                 }
                 SourceFile::read(path, name).map(Some)
             }
-            FileTree::Commit { rev, repo_root } => {
+            FileTree::Commit {
+                rev,
+                repo_root,
+                flag,
+            } => {
                 let Some(rel) = Self::relative(repo_root, path) else {
-                    return Err(InputError::new(name, format!("is outside the repository, so it cannot be read at --trusted-ref {rev}")));
+                    return Err(InputError::new(
+                        name,
+                        format!("is outside the repository, so it cannot be read at {flag} {rev}"),
+                    ));
                 };
                 let spec = format!("{rev}:{rel}");
                 let kind = git(repo_root, &["cat-file", "-t", &spec])?;
@@ -122,7 +141,7 @@ impl FileTree {
                 files.sort();
                 Ok(Some(files))
             }
-            FileTree::Commit { rev, repo_root } => {
+            FileTree::Commit { rev, repo_root, .. } => {
                 let Some(rel) = Self::relative(repo_root, dir) else {
                     return Ok(None);
                 };

@@ -7,32 +7,68 @@ use std::path::Path;
 use super::tree::FileTree;
 use super::{display_path, Config, PolicySpec};
 
-/// Repository-relative names of every gate file the working tree has changed.
+/// A gate file the working tree changed, and whether the trusted commit has it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Modified {
+    pub name: String,
+    pub trusted_has_it: bool,
+    /// A config file (without a trusted one, the defaults applied).
+    pub is_config: bool,
+}
+
+impl Modified {
+    /// What FZ501 says of it.
+    pub fn message(&self, rev: &str) -> String {
+        match (self.trusted_has_it, self.is_config) {
+            (true, _) => format!(
+                "the patch changes {}; the version at {rev} was used instead",
+                self.name
+            ),
+            (false, true) => format!(
+                "the patch changes {}; {rev} has no config, so the defaults applied",
+                self.name
+            ),
+            (false, false) => format!(
+                "the patch adds {}; {rev} has none, so it was not used",
+                self.name
+            ),
+        }
+    }
+}
+
+/// Every gate file the working tree has changed, by repository-relative name.
 pub fn modified_files(
     cwd: &Path,
     explicit: Option<&Path>,
     trusted: &Config,
     trusted_tree: &FileTree,
-) -> Vec<String> {
+) -> Vec<Modified> {
     let root = &trusted.repo_root;
     let mut changed = BTreeSet::new();
+    let config = |name: String, trusted_has_it: bool| Modified {
+        name,
+        trusted_has_it,
+        is_config: true,
+    };
     let work = Config::discover_in(cwd, explicit, &FileTree::WorkTree);
     let source_of = |c: &Config| c.source.as_ref().map(|s| (s.path.clone(), s.text.clone()));
     match (&work, source_of(trusted)) {
         (Err(_), Some((path, _))) => {
-            changed.insert(display_path(&path, root));
+            changed.insert(config(display_path(&path, root), true));
         }
         (Err(e), None) => {
-            changed.insert(if e.file.is_empty() {
+            let name = if e.file.is_empty() {
                 "config".into()
             } else {
                 e.file.clone()
-            });
+            };
+            changed.insert(config(name, false));
         }
         (Ok(work), trusted_source) => {
             if source_of(work) != trusted_source {
+                let has_it = trusted_source.is_some();
                 for (path, _) in [source_of(work), trusted_source].into_iter().flatten() {
-                    changed.insert(display_path(&path, root));
+                    changed.insert(config(display_path(&path, root), has_it));
                 }
             }
         }
@@ -79,8 +115,13 @@ pub fn modified_files(
                 .flatten()
                 .map(|s| s.text.clone())
         };
-        if text(trusted_tree) != text(&FileTree::WorkTree) {
-            changed.insert(name);
+        let trusted_text = text(trusted_tree);
+        if trusted_text != text(&FileTree::WorkTree) {
+            changed.insert(Modified {
+                name,
+                trusted_has_it: trusted_text.is_some(),
+                is_config: false,
+            });
         }
     }
     changed.into_iter().collect()

@@ -72,8 +72,20 @@ impl Freeze {
         if let Some(value) = self.written(name) {
             return value.clone();
         }
-        if name == "index" {
-            return Dynamic::from_int(self.index as INT);
+        let entry = &self.entries[self.index];
+        match name {
+            "index" => return Dynamic::from_int(self.index as INT),
+            "is_new" => return entry.is_new.into(),
+            "changed" => {
+                return Dynamic::from_array(
+                    entry
+                        .changed
+                        .iter()
+                        .map(|f| Dynamic::from(ImmutableString::from(f.as_str())))
+                        .collect(),
+                )
+            }
+            _ => {}
         }
         self.node().get(name).map_or(Dynamic::UNIT, to_dynamic)
     }
@@ -127,7 +139,10 @@ fn register_freeze(engine: &mut Engine) {
         });
     // The schema's fields get a getter each: any other field is still readable, through
     // the indexer, once Rhai has failed to find a getter for it.
-    for name in std::iter::once("index").chain(crate::inputs::ledger::FIELDS) {
+    for name in ["index", "is_new", "changed"]
+        .into_iter()
+        .chain(crate::inputs::ledger::FIELDS)
+    {
         engine.register_get(name, move |e: &mut Freeze| e.field(name));
     }
 }
@@ -169,6 +184,12 @@ pub fn register(engine: &mut Engine, pytest_root: String) {
         .register_fn("len", |set: &mut IdSet| set.len() as INT)
         .register_get("len", |set: &mut IdSet| set.len() as INT)
         .register_fn("is_empty", |set: &mut IdSet| set.is_empty())
+        .register_fn("nearest", |set: &mut IdSet, id: &str, n: INT| -> Array {
+            set.nearest(id, usize::try_from(n).unwrap_or(0))
+                .into_iter()
+                .map(|id| Dynamic::from(ImmutableString::from(id)))
+                .collect()
+        })
         .register_fn("to_string", |set: &mut IdSet| {
             format!("IdSet({} ids)", set.len())
         })
@@ -226,6 +247,10 @@ pub fn register(engine: &mut Engine, pytest_root: String) {
             s.session.map_or(Dynamic::UNIT, Dynamic::from_int)
         })
         .register_get("has_properties", |s: &mut Samples| s.has_properties)
+        .register_fn("method", |s: &mut Samples, id: &str| {
+            s.method(id)
+                .map_or(Dynamic::UNIT, |m| Dynamic::from(m.as_str()))
+        })
         .register_fn("to_string", |s: &mut Samples| {
             format!("Samples({} properties)", s.properties.len())
         })
@@ -279,6 +304,11 @@ pub fn register(engine: &mut Engine, pytest_root: String) {
             },
         )
         .register_fn("is_blank", is_blank)
+        .register_fn("plural", |n: INT, word: &str| crate::words::count(n, word))
+        .register_fn("join_or", |items: Array| {
+            let items: Vec<String> = items.iter().map(Dynamic::to_string).collect();
+            crate::words::join_or(&items)
+        })
         .register_type_with_name::<FirstIndex>("FirstIndex")
         .register_fn("index_by", index_by)
         .register_fn("get", |index: &mut FirstIndex, key: &str| {

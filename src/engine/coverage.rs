@@ -79,6 +79,13 @@ pub fn register(engine: &mut Engine) {
                     .collect())
             },
         )
+        .register_fn("shared_context", |c: &mut Coverage, id: &str| {
+            c.shared_context(id)
+                .map_or(Dynamic::UNIT, |context| Dynamic::from(context.to_string()))
+        })
+        .register_get("function_contexts", |c: &mut Coverage| {
+            c.has_function_contexts()
+        })
         .register_get("tests", |c: &mut Coverage| c.test_count() as INT)
         .register_fn("to_string", |c: &mut Coverage| {
             format!(

@@ -56,10 +56,23 @@ pub struct RawReport {
 #[derive(Debug, Default)]
 pub struct Evaluation {
     pub reports: Vec<RawReport>,
-    /// Rules whose script stopped for a missing input.
+    /// Enabled rules that ran: their inputs were there and their script got to them.
+    pub evaluated: Vec<String>,
+    /// Enabled rules that did not run: an input they need was not given, or their
+    /// script stopped for one before it reached them.
     pub not_evaluated: Vec<String>,
     /// Per script, in pack order (for `--trace`).
     pub timings: Vec<ScriptTiming>,
+    /// What scripts said about how they judged (`note(code, message)`), each once.
+    pub notes: Vec<Note>,
+}
+
+/// A script's word on how a rule judged, shown with the report (e.g. that every freeze
+/// was judged as new, for want of a base ledger).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Note {
+    pub code: String,
+    pub message: String,
 }
 
 #[derive(Debug)]
@@ -82,6 +95,8 @@ enum Binding {
 
 trait LoadingInput: Send + Sync {
     fn is_ready(&self) -> bool;
+    /// Whether the input was given (one still loading was).
+    fn is_given(&self) -> bool;
     /// The value once loaded, and how long this call waited for it.
     fn wait(&self) -> (Dynamic, Duration);
 }
@@ -89,6 +104,9 @@ trait LoadingInput: Send + Sync {
 impl<T: Clone + Send + Sync + 'static> LoadingInput for Deferred<T> {
     fn is_ready(&self) -> bool {
         Deferred::is_ready(self)
+    }
+    fn is_given(&self) -> bool {
+        !Deferred::is_ready(self) || self.get().is_some()
     }
     fn wait(&self) -> (Dynamic, Duration) {
         let (value, waited) = self.get_timed();
@@ -104,6 +122,13 @@ impl Binding {
     fn is_loading(&self) -> bool {
         matches!(self, Binding::Loading(input) if !input.is_ready())
     }
+
+    fn is_given(&self) -> bool {
+        match self {
+            Binding::Ready(value) => !value.is_unit(),
+            Binding::Loading(input) => input.is_given(),
+        }
+    }
 }
 
 #[derive(Default)]
@@ -112,6 +137,7 @@ struct RunState {
     codes: Vec<String>,
     enabled: FxHashMap<String, bool>,
     reports: Vec<RawReport>,
+    notes: Vec<Note>,
     missing: Vec<String>,
     deadline: Option<Instant>,
     waited: Duration,
@@ -156,6 +182,7 @@ fn binding(name: &str) -> Option<Dynamic> {
 /// What running one script produced.
 struct ScriptRun {
     reports: Vec<RawReport>,
+    notes: Vec<Note>,
     missing: Vec<String>,
     elapsed: Duration,
     waited: Duration,
@@ -223,7 +250,7 @@ impl ScriptEngine {
         #[allow(deprecated)]
         engine.on_var(move |name, index, context| {
             if index > 0
-                || !INPUTS.iter().any(|(input, _)| *input == name)
+                || crate::inputs::input_named(name).is_none()
                 || context.scope().contains(name)
             {
                 return Ok(None);
@@ -236,8 +263,8 @@ impl ScriptEngine {
         engine.register_fn(
             "require",
             move |context: NativeCallContext, name: &str| -> Result<Dynamic, Box<EvalAltResult>> {
-                if !INPUTS.iter().any(|(input, _)| *input == name) {
-                    let known: Vec<&str> = INPUTS.iter().map(|(n, _)| *n).collect();
+                if crate::inputs::input_named(name).is_none() {
+                    let known: Vec<&str> = INPUTS.iter().map(|input| input.name).collect();
                     return Err(EvalAltResult::ErrorRuntime(
                         format!(
                             "require(\"{name}\"): unknown input; inputs are {}",
@@ -304,6 +331,7 @@ impl ScriptEngine {
             facts.target_branch.clone().map(Dynamic::from),
         );
         set("owners", self.owners.clone().map(Dynamic::from));
+        set("trusted_ref", facts.trusted_ref.clone().map(Dynamic::from));
         shared.insert("collected", Binding::of(&facts.collected));
         shared.insert("changed", Binding::of(&facts.changed));
         shared.insert("samples", Binding::of(&facts.samples));
@@ -361,24 +389,43 @@ impl ScriptEngine {
             runs
         });
         runs.sort_by_key(|(index, _)| *index);
+        let given = |input: &str| match crate::inputs::input_named(input).map(|i| i.presence) {
+            Some(crate::inputs::Presence::Always) => true,
+            _ => shared.get(input).is_some_and(Binding::is_given),
+        };
+        for rule in pack
+            .rules
+            .iter()
+            .filter(|r| r.policy == policy::CORE_POLICY)
+        {
+            if selection.is_enabled(&rule.code) {
+                let needs = rule.needs.as_deref().unwrap_or_default();
+                match needs.iter().all(|input| given(input)) {
+                    true => evaluation.evaluated.push(rule.code.clone()),
+                    false => evaluation.not_evaluated.push(rule.code.clone()),
+                }
+            }
+        }
         for (index, run) in runs {
             let script = jobs[index];
             let count = run.reports.len();
             evaluation.reports.extend(run.reports);
-            if !run.missing.is_empty() {
-                evaluation
-                    .reports
-                    .extend(missing_input_reports(script, &run.missing, selection));
-                evaluation.not_evaluated.extend(
-                    script
-                        .rules
-                        .iter()
-                        .filter(|r| selection.is_enabled(&r.code))
-                        .map(|r| r.code.clone()),
-                );
-            } else if let Err(err) = run.result {
-                return Err(script_error(script, &err, &self.limits, &self.modules));
+            for note in run.notes {
+                if !evaluation.notes.contains(&note) {
+                    evaluation.notes.push(note);
+                }
             }
+            let outcome = rule_outcomes(script, selection, &run.missing, &given);
+            if run.missing.is_empty() {
+                if let Err(err) = run.result {
+                    return Err(script_error(script, &err, &self.limits, &self.modules));
+                }
+            }
+            evaluation
+                .reports
+                .extend(missing_input_reports(script, &outcome.missing));
+            evaluation.evaluated.extend(outcome.evaluated);
+            evaluation.not_evaluated.extend(outcome.not_evaluated);
             evaluation.timings.push(ScriptTiming {
                 script: script.name.clone(),
                 ran: run.elapsed.saturating_sub(run.waited),
@@ -386,8 +433,8 @@ impl ScriptEngine {
                 reported: count,
             });
         }
+        evaluation.evaluated.sort();
         evaluation.not_evaluated.sort();
-        evaluation.not_evaluated.dedup();
         Ok(evaluation)
     }
 
@@ -418,6 +465,7 @@ impl ScriptEngine {
                     .map(|r| (r.code.clone(), selection.is_enabled(&r.code)))
                     .collect(),
                 reports: Vec::new(),
+                notes: Vec::new(),
                 missing: Vec::new(),
                 deadline: Some(started + Duration::from_millis(self.limits.wall_time_ms)),
                 waited: Duration::ZERO,
@@ -426,9 +474,10 @@ impl ScriptEngine {
         let result = self
             .engine
             .run_ast_with_scope(&mut Scope::new(), &script.ast);
-        let (reports, missing, waited) = with_run(|run| {
+        let (reports, notes, missing, waited) = with_run(|run| {
             (
                 std::mem::take(&mut run.reports),
+                std::mem::take(&mut run.notes),
                 std::mem::take(&mut run.missing),
                 run.waited,
             )
@@ -436,6 +485,7 @@ impl ScriptEngine {
         BINDINGS.with(|b| b.borrow_mut().clear());
         ScriptRun {
             reports,
+            notes,
             missing,
             elapsed: started.elapsed(),
             waited,
@@ -444,38 +494,80 @@ impl ScriptEngine {
     }
 }
 
-fn missing_input_reports(
+/// Which enabled rules of a script ran, and the required inputs that were missing with
+/// the rules each one kept from running.
+struct RuleOutcomes {
+    evaluated: Vec<String>,
+    not_evaluated: Vec<String>,
+    missing: Vec<(String, Vec<String>)>,
+}
+
+/// A rule that declares its `needs` ran when they were all given (its script reaches it
+/// before any `require` of an input it does not need); one that does not ran only when
+/// its script ran to the end. `missing` are the inputs the script stopped at.
+fn rule_outcomes(
     script: &Script,
-    missing: &[String],
     selection: &Selection,
-) -> Vec<RawReport> {
-    let mut seen = Vec::new();
+    missing: &[String],
+    given: &dyn Fn(&str) -> bool,
+) -> RuleOutcomes {
+    let mut outcomes = RuleOutcomes {
+        evaluated: Vec::new(),
+        not_evaluated: Vec::new(),
+        missing: Vec::new(),
+    };
+    // A script that `require`s an input makes it required for its undeclared rules.
+    let mut kept_from = |input: &str, code: &str, declared: bool| {
+        let required = crate::inputs::input_named(input)
+            .is_none_or(|i| i.presence == crate::inputs::Presence::Required);
+        if declared && !required {
+            return;
+        }
+        match outcomes.missing.iter_mut().find(|(name, _)| name == input) {
+            Some((_, codes)) => codes.push(code.to_string()),
+            None => outcomes
+                .missing
+                .push((input.to_string(), vec![code.to_string()])),
+        }
+    };
+    for rule in script
+        .rules
+        .iter()
+        .filter(|r| selection.is_enabled(&r.code))
+    {
+        let absent: Vec<&str> = match &rule.needs {
+            Some(needs) => needs
+                .iter()
+                .map(String::as_str)
+                .filter(|input| !given(input))
+                .collect(),
+            None => missing.iter().map(String::as_str).collect(),
+        };
+        for input in &absent {
+            kept_from(input, &rule.code, rule.needs.is_some());
+        }
+        match absent.is_empty() {
+            true => outcomes.evaluated.push(rule.code.clone()),
+            false => outcomes.not_evaluated.push(rule.code.clone()),
+        }
+    }
+    outcomes
+}
+
+fn missing_input_reports(script: &Script, missing: &[(String, Vec<String>)]) -> Vec<RawReport> {
     missing
         .iter()
-        .filter(|m| {
-            let fresh = !seen.contains(m);
-            seen.push(m);
-            fresh
-        })
-        .map(|input| {
-            let codes: Vec<&str> = script
-                .rules
-                .iter()
-                .filter(|r| selection.is_enabled(&r.code))
-                .map(|r| r.code.as_str())
-                .collect();
-            RawReport {
-                code: "FZ001".into(),
-                message: format!(
-                    "{} needs `{input}`, which was not given: give {}; not evaluated: {}",
-                    script.name,
-                    crate::inputs::flag_for(input),
-                    codes.join(", ")
-                ),
-                script: "builtin:core".into(),
-                target: Target::None,
-                test_id: None,
-            }
+        .map(|(input, codes)| RawReport {
+            code: "FZ001".into(),
+            message: format!(
+                "{} needs `{input}`, which was not given: give {}; not evaluated: {}",
+                script.name,
+                crate::inputs::flag_for(input),
+                codes.join(", ")
+            ),
+            script: policy::CORE_POLICY.into(),
+            target: Target::None,
+            test_id: None,
         })
         .collect()
 }
@@ -489,6 +581,31 @@ enum About<'a> {
 }
 
 fn register_report(engine: &mut Engine) {
+    engine.register_fn(
+        "note",
+        |ctx: NativeCallContext, code: &str, message: Dynamic| -> Result<(), Box<EvalAltResult>> {
+            with_run(|state| {
+                if !state.codes.iter().any(|c| c == code) {
+                    return Err(EvalAltResult::ErrorRuntime(
+                        format!(
+                            "note(\"{code}\", ...): this script's RULES declare only {}",
+                            state.codes.join(", ")
+                        )
+                        .into(),
+                        ctx.call_position(),
+                    )
+                    .into());
+                }
+                if state.enabled.get(code).copied().unwrap_or(false) {
+                    state.notes.push(Note {
+                        code: code.to_string(),
+                        message: message.to_string(),
+                    });
+                }
+                Ok(())
+            })
+        },
+    );
     /// Records one report of the script running on this thread about `about`.
     fn record(
         context: &NativeCallContext,
@@ -644,6 +761,7 @@ fn ledger_value(facts: &Facts) -> Dynamic {
         .collect();
     map.insert("freezes".into(), Dynamic::from_array(freezes));
     map.insert("file".into(), ledger.source.name.as_str().into());
+    map.insert("has_base".into(), ledger.has_base.into());
     if !map.contains_key("max_window_days") {
         map.insert("max_window_days".into(), Dynamic::UNIT);
     }

@@ -21,6 +21,8 @@ pub const BUILTIN: [(&str, &str); 4] = [
     ),
 ];
 
+include!(concat!(env!("OUT_DIR"), "/pack_tests.rs"));
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
@@ -45,6 +47,9 @@ pub struct RuleMeta {
     pub summary: String,
     pub help: String,
     pub policy: String,
+    /// The inputs the rule reads (`needs: ["collected"]`); `None` when the script does
+    /// not say, and then the rule counts as evaluated only when its script ran to its end.
+    pub needs: Option<Vec<String>>,
 }
 
 /// The rule the core itself reports when a script needs an input that was not given.
@@ -56,6 +61,7 @@ pub fn input_missing_rule() -> RuleMeta {
         summary: "A rule needs an input that was not given.".into(),
         help: "Pass the flag named in the message (or set it in config); a gate never passes by having less to look at.".into(),
         policy: CORE_POLICY.into(),
+        needs: Some(Vec::new()),
     }
 }
 
@@ -69,6 +75,7 @@ pub fn gate_modified_rule() -> RuleMeta {
         summary: "With --trusted-ref, the patch changes config or policy files; the trusted versions were used instead.".into(),
         help: "Land gate changes (config, policies, owners file) in their own reviewed change; a patch is always judged by the gate of the trusted ref.".into(),
         policy: CORE_POLICY.into(),
+        needs: Some(vec!["trusted_ref".into()]),
     }
 }
 
@@ -263,6 +270,32 @@ fn read_rules(name: &str, source: &Source, value: Dynamic) -> Result<Vec<RuleMet
                 )))
             }
         };
+        let needs = match meta.get("needs") {
+            None => None,
+            Some(value) => {
+                let items = value
+                    .clone()
+                    .try_cast::<rhai::Array>()
+                    .ok_or_else(|| err(format!("{code}: `needs` must be a list of input names")))?;
+                let mut needs = Vec::with_capacity(items.len());
+                for item in items {
+                    let input = item
+                        .into_string()
+                        .ok()
+                        .filter(|n| crate::inputs::input_named(n).is_some());
+                    let Some(input) = input else {
+                        let known: Vec<&str> =
+                            crate::inputs::INPUTS.iter().map(|i| i.name).collect();
+                        return Err(err(format!(
+                            "{code}: `needs` names an unknown input; inputs are {}",
+                            known.join(", ")
+                        )));
+                    };
+                    needs.push(input);
+                }
+                Some(needs)
+            }
+        };
         rules.push(RuleMeta {
             code: code.clone(),
             name: field("name")?,
@@ -270,6 +303,7 @@ fn read_rules(name: &str, source: &Source, value: Dynamic) -> Result<Vec<RuleMet
             summary: field("summary")?,
             help: field("help")?,
             policy: name.to_string(),
+            needs,
         });
     }
     if rules.is_empty() {

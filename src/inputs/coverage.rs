@@ -90,26 +90,51 @@ impl Coverage {
     /// every parametrized case of it; for coverage's `test_function` contexts
     /// (`tests.test_x.TestC.test_y`), the dotted name of the node id.
     fn resolve(&self, id: &str) -> Vec<u32> {
+        self.resolve_context(id).0
+    }
+
+    /// [`Coverage::resolve`], also saying whether the test was found through a
+    /// `test_function` context, which names a function, not a case.
+    fn resolve_context(&self, id: &str) -> (Vec<u32>, bool) {
         let inner = &self.0;
         if let Some(&t) = inner.test_index.get(id) {
-            return vec![t];
+            return (vec![t], false);
         }
         if !id.contains('[') {
             if let Some(cases) = inner.by_function.get(id) {
-                return cases.clone();
+                return (cases.clone(), false);
             }
         }
         let dotted = dotted_name(id);
         let mut rest = dotted.as_str();
         loop {
             if let Some(&t) = inner.test_index.get(rest) {
-                return vec![t];
+                return (vec![t], true);
             }
             match rest.split_once('.') {
                 Some((_, tail)) if tail.contains('.') => rest = tail,
-                _ => return Vec::new(),
+                _ => return (Vec::new(), false),
             }
         }
+    }
+
+    /// The context a parametrized case shares with the other cases of its function
+    /// (coverage's `dynamic_context = test_function` names functions, not cases): no
+    /// line it ran can be called unique to the case.
+    pub fn shared_context(&self, id: &str) -> Option<&str> {
+        if !id.contains('[') {
+            return None;
+        }
+        match self.resolve_context(id) {
+            (tests, true) => tests.first().map(|&t| self.0.tests[t as usize].as_str()),
+            _ => None,
+        }
+    }
+
+    /// Whether the contexts are coverage's own `test_function` ones (dotted function
+    /// names) rather than pytest-cov's node ids.
+    pub fn has_function_contexts(&self) -> bool {
+        self.0.tests.iter().any(|t| !t.contains("::"))
     }
 
     fn resolve_all<S: AsRef<str>>(&self, ids: &[S]) -> Vec<u32> {
@@ -157,7 +182,10 @@ impl Coverage {
     /// The lines only `of` ran, not counting the tests `by` as others, and how many of
     /// them `by` covers together.
     pub fn deposit<S: AsRef<str>>(&self, of: &str, by: &[S]) -> Deposit {
-        let of_tests = self.resolve(of);
+        let of_tests = match self.shared_context(of) {
+            Some(_) => Vec::new(),
+            None => self.resolve(of),
+        };
         let by_tests = self.resolve_all(by);
         let of_lines = self.union(&of_tests);
         if of_lines.is_empty() {

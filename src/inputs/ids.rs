@@ -24,6 +24,45 @@ struct IdSetInner {
     spans: Spans,
     /// Indexes into `spans`, hashed by the id's text.
     table: HashTable<u32>,
+    /// The ids by file and folder, made on the first [`IdSet::nearest`].
+    by_file: std::sync::OnceLock<ByFile>,
+}
+
+/// The ids of an [`IdSet`] by file, and its files by folder: where a "did you mean"
+/// looks first.
+#[derive(Debug, Default)]
+struct ByFile {
+    /// Each file and the indexes of its ids.
+    files: Vec<(String, Vec<u32>)>,
+    file_index: rustc_hash::FxHashMap<String, usize>,
+    /// Folder → positions in `files`.
+    dirs: rustc_hash::FxHashMap<String, Vec<usize>>,
+}
+
+impl ByFile {
+    fn of(set: &IdSet) -> ByFile {
+        let mut by_file = ByFile::default();
+        for (index, id) in set.iter().enumerate() {
+            let file = file_of(id);
+            let at = match by_file.file_index.get(file) {
+                Some(&at) => at,
+                None => {
+                    let at = by_file.files.len();
+                    by_file.files.push((file.to_string(), Vec::new()));
+                    by_file.file_index.insert(file.to_string(), at);
+                    let dir = file.rsplit_once('/').map_or("", |(dir, _)| dir);
+                    by_file.dirs.entry(dir.to_string()).or_default().push(at);
+                    at
+                }
+            };
+            by_file.files[at].1.push(index as u32);
+        }
+        by_file
+    }
+
+    fn file(&self, file: &str) -> Option<&(String, Vec<u32>)> {
+        self.file_index.get(file).map(|&at| &self.files[at])
+    }
 }
 
 /// Byte ranges `(start, len)` into a text, five bytes each: a start, and a length byte
@@ -240,6 +279,66 @@ impl IdSet {
     pub fn iter(&self) -> impl Iterator<Item = &str> {
         (0..self.len() as u32).map(|i| self.0.id(i))
     }
+
+    /// Up to `n` ids closest to `id` (a misspelt one), nearest first: among the ids of
+    /// its file, else of the files nearest its file; none when nothing is close. The
+    /// ids by file are indexed on the first call.
+    pub fn nearest(&self, id: &str, n: usize) -> Vec<&str> {
+        // A third of what may differ: the name after the file, or the file itself.
+        let name_len = id.len() - file_of(id).len();
+        let close = |a: &str, b: &str, within: usize| {
+            let bound = (within / 3).max(2);
+            // The length difference is a lower bound of the distance: skip the far ones.
+            if a.len().abs_diff(b.len()) > bound {
+                return None;
+            }
+            let distance = strsim::levenshtein(a, b);
+            (distance <= bound).then_some(distance)
+        };
+        let by_file = self.0.by_file.get_or_init(|| ByFile::of(self));
+        let file = file_of(id);
+        let dir = file.rsplit_once('/').map_or("", |(dir, _)| dir);
+        // Its own file; else the nearest files of its folder; else of the nearest folders.
+        let files: Vec<&(String, Vec<u32>)> = match by_file.file(file) {
+            Some(same) => vec![same],
+            None => {
+                let dirs: Vec<&str> = match by_file.dirs.contains_key(dir) {
+                    true => vec![dir],
+                    false => {
+                        let near: Vec<(usize, &str)> = by_file
+                            .dirs
+                            .keys()
+                            .filter_map(|d| close(d, dir, dir.len()).map(|n| (n, d.as_str())))
+                            .collect();
+                        let best = near.iter().map(|(n, _)| *n).min().unwrap_or(0);
+                        near.into_iter()
+                            .filter(|(n, _)| *n == best)
+                            .map(|(_, d)| d)
+                            .collect()
+                    }
+                };
+                let near: Vec<(usize, &(String, Vec<u32>))> = dirs
+                    .iter()
+                    .flat_map(|d| by_file.dirs[*d].iter())
+                    .map(|&at| &by_file.files[at])
+                    .filter_map(|entry| close(&entry.0, file, file.len()).map(|n| (n, entry)))
+                    .collect();
+                let best = near.iter().map(|(n, _)| *n).min().unwrap_or(0);
+                near.into_iter()
+                    .filter(|(n, _)| *n == best)
+                    .map(|(_, entry)| entry)
+                    .collect()
+            }
+        };
+        let mut found: Vec<(usize, &str)> = files
+            .iter()
+            .flat_map(|(_, ids)| ids.iter())
+            .map(|&index| self.0.id(index))
+            .filter_map(|candidate| close(candidate, id, name_len).map(|d| (d, candidate)))
+            .collect();
+        found.sort_unstable();
+        found.into_iter().take(n).map(|(_, c)| c).collect()
+    }
 }
 
 /// The part of a node id before its parameters: `a.py::t[x::y]` → `a.py::t`.
@@ -454,9 +553,11 @@ fn require_node_ids(source: &Source, ids: Vec<String>) -> Result<Vec<String>, In
     Ok(ids)
 }
 
-/// Pytest collection: `--collect-only -q` output (summary and warning sections allowed),
-/// a JSON array, or one id a line. A collection error anywhere is an error, never a
-/// smaller set.
+/// Pytest collection: `--collect-only -q` output, a JSON array, or one id a line. The
+/// `-q` output is read as pytest writes it: the ids, a blank line, then its sections
+/// (warnings summary, errors, short test summary) and the count line (`N tests
+/// collected in …`, `no tests collected`, `no tests ran`). A collection error anywhere
+/// is an error, and so is a count that differs from the ids read: never a smaller set.
 pub fn parse_collected(source: &Source) -> Result<Ids, InputError> {
     if let Some(ids) = json_array(source) {
         return require_node_ids(source, ids?).map(Ids::Owned);
@@ -464,7 +565,11 @@ pub fn parse_collected(source: &Source) -> Result<Ids, InputError> {
     // Sized up front: a million spans grown by doubling would peak at three times this.
     let mut ids =
         Spans::with_capacity(memchr::memchr_iter(b'\n', source.text.as_bytes()).count() + 1);
-    let mut in_ids = true;
+    // Ids end at pytest's first section; lines inside sections are pytest's own text.
+    let mut in_sections = false;
+    // After a blank line, a line that is no node id is taken as pytest's text.
+    let mut after_blank = false;
+    let mut listed: Option<(u64, usize, usize)> = None;
     for (line_no, start, line) in lines(&source.text) {
         let trimmed = line.trim();
         if let Some(what) = collection_error(trimmed) {
@@ -478,22 +583,102 @@ pub fn parse_collected(source: &Source) -> Result<Ids, InputError> {
             ));
         }
         if trimmed.is_empty() {
+            // pytest ends the ids with a blank line; its sections follow.
+            after_blank = !ids.is_empty();
             continue;
         }
         let first = trimmed.as_bytes()[0];
-        if matches!(first, b'=' | b'_')
-            || matches!(first, b'0'..=b'9' | b'n') && is_summary_line(trimmed)
-        {
-            in_ids = false;
+        if matches!(first, b'0'..=b'9' | b'n') && is_summary_line(trimmed) {
+            in_sections = true;
+            if let Some(n) = collected_count(trimmed) {
+                listed = Some((n, start, line.len()));
+            }
             continue;
         }
-        if !in_ids {
+        if is_section_rule(trimmed) {
+            if ids.is_empty() && trimmed.contains("test session starts") {
+                return Err(not_quiet_output(
+                    source,
+                    start,
+                    line,
+                    "the tree output of `pytest --collect-only` without `-q`",
+                ));
+            }
+            in_sections = true;
             continue;
+        }
+        if in_sections || after_blank && !is_node_id(trimmed) {
+            continue;
+        }
+        if ids.is_empty() {
+            if let Some(kind) = other_collect_format(trimmed) {
+                return Err(not_quiet_output(source, start, line, kind));
+            }
         }
         let (offset, len) = node_id_span(source, (line_no, start, line), trimmed)?;
         ids.push(offset, len);
     }
+    if let Some((n, start, len)) = listed {
+        if n != ids.len() as u64 {
+            return Err(InputError::new(
+                &source.name,
+                format!(
+                    "pytest says it collected {n} but the output lists {}",
+                    crate::words::count_of(ids.len(), "node id")
+                ),
+            )
+            .at(source, start..start + len, "the count pytest printed")
+            .with_help("give the whole `pytest --collect-only -q` output, unedited: the gate never reads fewer tests than pytest collected"));
+        }
+    }
     Ok(Ids::Spans(ids))
+}
+
+/// A line pytest draws around a section title: `=== warnings summary ===`, `___ ERROR
+/// collecting x.py ___`, `!!! Interrupted: … !!!`.
+fn is_section_rule(line: &str) -> bool {
+    ["===", "___", "!!!"]
+        .iter()
+        .any(|rule| line.starts_with(rule) && line.ends_with(&rule[..1]))
+        || line.starts_with("-- Docs: ")
+}
+
+/// How many tests a count line says were collected (after deselection): `12 tests
+/// collected in 0.1s` → 12, `1/16 tests collected (15 deselected)` → 1, `no tests
+/// collected` → 0; `None` for a count line of a run (`3 passed in …`).
+fn collected_count(line: &str) -> Option<u64> {
+    let line = line.trim_matches(|c: char| c == '=' || c == ' ');
+    if line.starts_with("no tests ") {
+        return Some(0);
+    }
+    let (count, rest) = line.split_once(' ')?;
+    if !(rest.starts_with("test collected") || rest.starts_with("tests collected")) {
+        return None;
+    }
+    count.split('/').next()?.parse().ok()
+}
+
+/// What a first line says the output is, when it is pytest's collection in a form
+/// other than `-q`.
+fn other_collect_format(line: &str) -> Option<&'static str> {
+    if line.starts_with('<') && line.ends_with('>') {
+        return Some("the tree output of `pytest --collect-only` without `-q`");
+    }
+    if line.starts_with("collected ") && line.contains(" item") {
+        return Some("the tree output of `pytest --collect-only` without `-q`");
+    }
+    let (file, count) = line.rsplit_once(": ")?;
+    (!file.contains("::") && !count.is_empty() && count.bytes().all(|b| b.is_ascii_digit()))
+        .then_some("`pytest --collect-only -qq` output (a count per file, no node ids)")
+}
+
+fn not_quiet_output(source: &Source, start: usize, line: &str, kind: &str) -> InputError {
+    InputError::new(
+        &source.name,
+        format!("is {kind}, not a list of node ids"),
+    )
+    .at(source, start..start + line.len(), "not a node id")
+    .with_help("write the collection with `pytest --collect-only -q` (one node id a line), or give a JSON array of node ids")
 }
 
 /// Where `trimmed`, part of a `(number, start, text)` line of `source`, is in the text
@@ -743,6 +928,52 @@ mod tests {
         assert_eq!(file_of("a/b.py::T::t[x::y]"), "a/b.py");
         assert_eq!(repo_file("backend", "tests/t.py::x"), "backend/tests/t.py");
         assert_eq!(repo_file("", "./tests/t.py::x"), "tests/t.py");
+    }
+
+    #[test]
+    fn quiet_output_is_read_whole_and_other_formats_are_named() {
+        let parse = |text: &str| parse_collected(&SourceFile::new("c.txt", "c.txt", text));
+        let ids = |text: &str| match parse(text).unwrap() {
+            Ids::Spans(spans) => spans.len(),
+            Ids::Owned(ids) => ids.len(),
+        };
+        // An id in a `_private/` folder does not end the list.
+        assert_eq!(
+            ids("tests/_private/test_h.py::test_h\ntests/test_a.py::test_a\n\n2 tests collected in 0.1s\n"),
+            2
+        );
+        assert_eq!(ids("\nno tests collected in 0.4s\n"), 0);
+        assert_eq!(
+            ids("t.py::a\n\n=== warnings summary ===\nt.py:1\n  W: x\n\n-- Docs: https://x\n1/3 tests collected (2 deselected) in 0.1s\n"),
+            1
+        );
+        let err = parse("t.py::a\nt.py::b\n\n3 tests collected in 0.1s\n").unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("pytest says it collected 3 but the output lists 2 node ids"),
+            "{err}"
+        );
+        let err =
+            parse("=== test session starts ===\ncollected 1 item\n\n<Dir p>\n  <Module t.py>\n")
+                .unwrap_err();
+        assert!(err.to_string().contains("tree output"), "{err}");
+        let err = parse("tests/test_a.py: 3\n\n").unwrap_err();
+        assert!(err.to_string().contains("-qq"), "{err}");
+    }
+
+    #[test]
+    fn nearest_ids_prefer_the_same_file_then_the_nearest_file() {
+        let set: IdSet = [
+            "a/t.py::test_one",
+            "a/t.py::test_two",
+            "a/u.py::test_one",
+            "b/v.py::test_x",
+        ]
+        .into_iter()
+        .collect();
+        assert_eq!(set.nearest("a/t.py::test_onr", 1), ["a/t.py::test_one"]);
+        assert_eq!(set.nearest("a/tt.py::test_one", 3), ["a/t.py::test_one"]);
+        assert!(set.nearest("z/q.py::something_else", 3).is_empty());
     }
 
     #[test]

@@ -34,13 +34,19 @@ pub struct Ledger {
     pub root: Node,
     /// Shared with scripts, whose entries read these nodes instead of copies.
     pub entries: std::sync::Arc<[Entry]>,
+    /// Whether entries were compared with the ledger at the base ([`Ledger::compare_with`]).
+    pub has_base: bool,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Entry {
     pub index: usize,
     /// A map node.
     pub node: Node,
+    /// No entry of the base ledger freezes this test (every entry, without a base).
+    pub is_new: bool,
+    /// The fields whose values differ from the base entry's (every field, without one).
+    pub changed: Vec<String>,
 }
 
 impl Entry {
@@ -156,7 +162,16 @@ impl Ledger {
         let mut entries = Vec::with_capacity(items.len());
         for (index, node) in items.into_iter().enumerate() {
             check_entry_types(&source, index, &node)?;
-            entries.push(Entry { index, node });
+            let changed = match &node.value {
+                Value::Map(fields) => fields.iter().map(|(key, _)| key.to_string()).collect(),
+                _ => Vec::new(),
+            };
+            entries.push(Entry {
+                index,
+                node,
+                is_new: true,
+                changed,
+            });
         }
         Ok(Ledger {
             source,
@@ -165,7 +180,56 @@ impl Ledger {
             max_window_days,
             root,
             entries: entries.into(),
+            has_base: false,
         })
+    }
+
+    /// Marks each entry new or not, and the fields it changes, against the ledger at
+    /// the base (entries are matched by `test_id`); `None` when the base has no ledger,
+    /// so every entry is new.
+    pub fn compare_with(&mut self, base: Option<&Ledger>) {
+        let by_test: rustc_hash::FxHashMap<&str, &Entry> = base
+            .map(|base| {
+                base.entries
+                    .iter()
+                    .filter_map(|e| e.test_id().map(|id| (id, e)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let compared: Vec<Option<Vec<String>>> = self
+            .entries
+            .iter()
+            .map(|entry| {
+                let before = entry.test_id().and_then(|id| by_test.get(id))?;
+                let keys = |e: &'_ Entry| -> Vec<String> {
+                    match &e.node.value {
+                        Value::Map(fields) => fields.iter().map(|(k, _)| k.to_string()).collect(),
+                        _ => Vec::new(),
+                    }
+                };
+                let mut changed: Vec<String> = keys(entry)
+                    .into_iter()
+                    .chain(keys(before))
+                    .filter(|key| match (entry.field(key), before.field(key)) {
+                        (Some(now), Some(then)) => !now.same_value(then),
+                        (None, None) => false,
+                        _ => true,
+                    })
+                    .collect();
+                changed.sort();
+                changed.dedup();
+                Some(changed)
+            })
+            .collect();
+        let mut entries: Vec<Entry> = self.entries.iter().map(Entry::clone).collect();
+        for (entry, changed) in entries.iter_mut().zip(compared) {
+            if let Some(changed) = changed {
+                entry.is_new = false;
+                entry.changed = changed;
+            }
+        }
+        self.entries = entries.into();
+        self.has_base = true;
     }
 
     /// Every frozen test id, in ledger order, each once.

@@ -39,6 +39,8 @@ pub struct Facts {
     pub coverage: Deferred<Coverage>,
     pub today: jiff::civil::Date,
     pub target_branch: Option<String>,
+    /// The ref config and policies were read from (`--trusted-ref`).
+    pub trusted_ref: Option<String>,
     /// pytest's rootdir relative to the repository root (`""` when the same).
     pub pytest_root: String,
     /// How many scripts may run at once (`--jobs`, else every core for large inputs).
@@ -46,6 +48,24 @@ pub struct Facts {
 }
 
 impl Facts {
+    /// The facts of a run that gave nothing but the ledger.
+    pub fn of_ledger(ledger: Ledger, today: jiff::civil::Date, pytest_root: String) -> Facts {
+        Facts {
+            ledger,
+            collected: None.into(),
+            changed: None.into(),
+            samples: None.into(),
+            applied_skips: None.into(),
+            results: None.into(),
+            coverage: None.into(),
+            today,
+            target_branch: None,
+            trusted_ref: None,
+            pytest_root,
+            jobs: 1,
+        }
+    }
+
     /// These facts without the inputs besides the ledger, which are freed now.
     pub fn into_ledger_only(self) -> Facts {
         Facts {
@@ -294,28 +314,78 @@ pub fn merge(
     Ok(builder.build())
 }
 
-/// The input names scripts can `require`, with the flags that provide each.
-pub const INPUTS: [(&str, &str); 12] = [
-    ("ledger", "--ledger FILE (or `ledger` in config)"),
-    ("collected", "--collected FILE or --collect"),
-    ("changed", "--changed FILE or --base REF"),
-    ("samples", "--samples PATH"),
-    ("applied_skips", "--applied-skips FILE"),
-    ("derived_skips", "the ledger"),
-    ("results", "--junit FILE"),
-    ("params", "[params] in config"),
-    ("today", "--today YYYY-MM-DD"),
-    (
-        "target_branch",
-        "--target-branch NAME (or a git checkout on a branch)",
+/// Whether a gate run can be without an input, and what its absence means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Presence {
+    /// Always there (the ledger, dates, config).
+    Always,
+    /// Rules that need it report FZ001 when it was not given.
+    Required,
+    /// Rules that need it are not evaluated when it was not given (no FZ001): results,
+    /// coverage, a target branch, a trusted ref.
+    Optional,
+}
+
+/// An input scripts can `require` or a rule can declare in its `needs`.
+#[derive(Debug, Clone, Copy)]
+pub struct Input {
+    pub name: &'static str,
+    /// The flags (or config key) that provide it, as FZ001 names them.
+    pub flag: &'static str,
+    pub presence: Presence,
+}
+
+const fn input(name: &'static str, flag: &'static str, presence: Presence) -> Input {
+    Input {
+        name,
+        flag,
+        presence,
+    }
+}
+
+/// Every input, once: its binding name, the flags that provide it, and what its absence
+/// means.
+pub const INPUTS: [Input; 13] = [
+    input(
+        "ledger",
+        "--ledger FILE (or `ledger` in config)",
+        Presence::Always,
     ),
-    ("owners", "`owners_file` in config (a CODEOWNERS file)"),
-    ("coverage", "--coverage FILE"),
+    input(
+        "collected",
+        "--collected FILE or --collect",
+        Presence::Required,
+    ),
+    input(
+        "changed",
+        "--changed FILE or --base REF",
+        Presence::Required,
+    ),
+    input("samples", "--samples PATH", Presence::Required),
+    input("applied_skips", "--applied-skips FILE", Presence::Required),
+    input("derived_skips", "the ledger", Presence::Always),
+    input("results", "--junit FILE", Presence::Optional),
+    input("params", "[params] in config", Presence::Always),
+    input("today", "--today YYYY-MM-DD", Presence::Always),
+    input(
+        "target_branch",
+        "--target-branch NAME (or a git checkout on a branch, or the CI's environment)",
+        Presence::Optional,
+    ),
+    input(
+        "owners",
+        "`owners_file` in config (a CODEOWNERS file)",
+        Presence::Optional,
+    ),
+    input("coverage", "--coverage FILE", Presence::Optional),
+    input("trusted_ref", "--trusted-ref REF", Presence::Optional),
 ];
 
-pub fn flag_for(input: &str) -> &'static str {
-    INPUTS
-        .iter()
-        .find(|(name, _)| *name == input)
-        .map_or("?", |(_, flag)| flag)
+/// The input of that binding name.
+pub fn input_named(name: &str) -> Option<&'static Input> {
+    INPUTS.iter().find(|input| input.name == name)
+}
+
+pub fn flag_for(name: &str) -> &'static str {
+    input_named(name).map_or("?", |input| input.flag)
 }

@@ -9,18 +9,93 @@ use crate::source::{Source, SourceFile};
 /// Distinct inputs per property (and/or for the whole session), merged over shards.
 #[derive(Debug, Default, Clone)]
 pub struct Samples {
-    /// Per property node id: the distinct count. Shared: every script that reads
-    /// `samples` gets a copy of the binding.
-    pub properties: std::sync::Arc<HashMap<String, i64>>,
+    /// Per property node id: the distinct count and how it was counted. Shared: every
+    /// script that reads `samples` gets a copy of the binding.
+    pub properties: std::sync::Arc<HashMap<String, Count>>,
     /// Whether any input gave per-property counts (even zero of them).
     pub has_properties: bool,
     pub session: Option<i64>,
 }
 
-/// Observed argument sets per property, counted only at the end so shards union exactly.
+/// One property's distinct inputs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Count {
+    pub distinct: i64,
+    pub method: Method,
+}
+
+impl Count {
+    /// A count given as such.
+    pub fn given(distinct: i64) -> Count {
+        Count {
+            distinct,
+            method: Method::Given,
+        }
+    }
+}
+
+/// How distinct inputs were told apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum Method {
+    /// Hypothesis's choice sequences (`metadata.choice_nodes`): what it drew.
+    #[serde(rename = "choice sequences")]
+    Choices,
+    /// The arguments' JSON text: equal reprs (dynamic classes) count once.
+    #[serde(rename = "arguments")]
+    Arguments,
+    /// A count given as such (`{"distinct": N}`).
+    #[serde(rename = "given counts")]
+    Given,
+}
+
+impl Method {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Choices => "choice sequences",
+            Method::Arguments => "arguments",
+            Method::Given => "given counts",
+        }
+    }
+}
+
+/// Observed inputs per property and run, counted only at the end so shards union
+/// exactly and only each property's latest run counts.
 #[derive(Default)]
 struct Observed {
-    arguments: HashMap<String, HashSet<String>>,
+    /// Property → `run_start` → that run's inputs.
+    runs: HashMap<String, HashMap<u64, Run>>,
+}
+
+#[derive(Default)]
+struct Run {
+    /// Distinct choice sequences, while every row had one.
+    choices: HashSet<String>,
+    arguments: HashSet<String>,
+    /// Some row had no `metadata.choice_nodes` (observability without
+    /// HYPOTHESIS_EXPERIMENTAL_OBSERVABILITY_CHOICES): count arguments.
+    without_choices: bool,
+}
+
+impl Observed {
+    /// Per property, the distinct inputs of its latest run (the greatest `run_start`):
+    /// a day's file keeps every run of that day, and an earlier, stronger run must not
+    /// speak for a later one.
+    fn counts(self) -> impl Iterator<Item = (String, Count)> {
+        self.runs.into_iter().filter_map(|(property, runs)| {
+            let (_, run) = runs.into_iter().max_by_key(|(start, _)| *start)?;
+            let count = match run.without_choices {
+                false => Count {
+                    distinct: run.choices.len() as i64,
+                    method: Method::Choices,
+                },
+                true => Count {
+                    distinct: run.arguments.len() as i64,
+                    method: Method::Arguments,
+                },
+            };
+            Some((property, count))
+        })
+    }
 }
 
 impl Samples {
@@ -59,19 +134,31 @@ impl Samples {
         }
         if any_observed {
             samples.has_properties = true;
-            for (property, arguments) in observed.arguments {
-                let n = arguments.len() as i64;
-                let slot = std::sync::Arc::make_mut(&mut samples.properties)
-                    .entry(property)
-                    .or_insert(0);
-                *slot = (*slot).max(n);
+            for (property, count) in observed.counts() {
+                samples.keep_largest(property, count);
             }
         }
         Ok(samples)
     }
 
+    /// Counts from different inputs cannot be unioned, so the largest is kept (a lower
+    /// bound).
+    fn keep_largest(&mut self, property: String, count: Count) {
+        let slot = std::sync::Arc::make_mut(&mut self.properties)
+            .entry(property)
+            .or_insert(count);
+        if count.distinct > slot.distinct {
+            *slot = count;
+        }
+    }
+
+    /// How the property's count was made.
+    pub fn method(&self, property: &str) -> Option<Method> {
+        self.properties.get(property).map(|c| c.method)
+    }
+
     pub fn distinct(&self, property: &str) -> Option<i64> {
-        self.properties.get(property).copied()
+        self.properties.get(property).map(|c| c.distinct)
     }
 
     /// `{"distinct": N}` and/or `{"properties": {"<id>": {"distinct": N}}}`. Counts from
@@ -100,10 +187,7 @@ impl Samples {
                             Some(Value::Int(n)) if *n >= 0 => *n,
                             _ => return Err(bad(count, &format!("property `{id}` needs {{\"distinct\": N}} with N ≥ 0"))),
                         };
-                        let slot = std::sync::Arc::make_mut(&mut self.properties)
-                            .entry(id.to_string())
-                            .or_insert(0);
-                        *slot = (*slot).max(n);
+                        self.keep_largest(id.to_string(), Count::given(n));
                     }
                 }
                 _ => return Err(bad(value, &format!("unexpected `{key}`: expected `distinct` (a count) or `properties` (a table)"))),
@@ -119,14 +203,14 @@ pub fn parse_observability(source: &Source) -> Result<HashMap<String, usize>, In
     let mut observed = Observed::default();
     read_observability(source, &mut observed)?;
     Ok(observed
-        .arguments
-        .into_iter()
-        .map(|(property, arguments)| (property, arguments.len()))
+        .counts()
+        .map(|(property, count)| (property, count.distinct as usize))
         .collect())
 }
 
-/// Hypothesis observability rows: distinct `arguments` per `property` over `test_case`
-/// rows that passed or failed (`gave_up` rows exercised nothing).
+/// Hypothesis observability rows: per `property` and run (`run_start`), the distinct
+/// choice sequences (`metadata.choice_nodes`) or, without them, `arguments`, over
+/// `test_case` rows that passed or failed (`gave_up` rows exercised nothing).
 fn read_observability(source: &Source, observed: &mut Observed) -> Result<(), InputError> {
     let mut offset = 0;
     for (i, line) in source.text.split('\n').enumerate() {
@@ -136,12 +220,17 @@ fn read_observability(source: &Source, observed: &mut Observed) -> Result<(), In
         if line.trim().is_empty() {
             continue;
         }
-        let row: serde_json::Value = serde_json::from_str(line).map_err(|e| {
+        let row = parse_row(line).map_err(|(column, message)| {
+            let at = start + column;
             InputError::new(
                 &source.name,
-                format!("line {}: not a JSON object: {}", i + 1, e),
+                format!(
+                    "line {}, column {}: not a JSON object: {message}",
+                    i + 1,
+                    line[..column].chars().count() + 1
+                ),
             )
-            .at(source, start..start + line.len(), "this line")
+            .at(source, at..at, "here")
         })?;
         if row.get("type").and_then(|t| t.as_str()) != Some("test_case") {
             continue;
@@ -163,13 +252,118 @@ fn read_observability(source: &Source, observed: &mut Observed) -> Result<(), In
             )
             .at(source, start..start + line.len(), "this row"));
         };
-        observed
-            .arguments
+        // Rows of one run share its start time; rows without one form one run.
+        let run_start = row
+            .get("run_start")
+            .and_then(serde_json::Value::as_f64)
+            .map_or(0, f64::to_bits);
+        let run = observed
+            .runs
             .entry(property.to_string())
             .or_default()
-            .insert(canonical_json(arguments));
+            .entry(run_start)
+            .or_default();
+        match row.pointer("/metadata/choice_nodes") {
+            Some(nodes @ serde_json::Value::Array(_)) if !run.without_choices => {
+                run.choices.insert(choice_sequence(nodes));
+            }
+            _ => run.without_choices = true,
+        }
+        run.arguments.insert(canonical_json(arguments));
     }
     Ok(())
+}
+
+/// A row, read as Python's `json` writes it: bare `NaN`, `Infinity` and `-Infinity`
+/// are values Hypothesis drew (`st.floats()`), not corruption. On an error, the byte
+/// column in `line` and the parser's message without its own position.
+fn parse_row(line: &str) -> Result<serde_json::Value, (usize, String)> {
+    let first = match serde_json::from_str(line) {
+        Ok(row) => return Ok(row),
+        Err(e) => e,
+    };
+    let error_at = |e: &serde_json::Error, text: &str| {
+        let column = e.column().saturating_sub(1);
+        let column = text
+            .char_indices()
+            .nth(column)
+            .map_or(text.len(), |(i, _)| i);
+        (column, strip_position(&e.to_string()))
+    };
+    let Some((text, moved)) = python_floats_quoted(line) else {
+        return Err(error_at(&first, line));
+    };
+    serde_json::from_str(&text).map_err(|e| {
+        let (column, message) = error_at(&e, &text);
+        // Back to the column in the line as written.
+        let shift: usize = moved
+            .iter()
+            .take_while(|(at, _)| *at < column)
+            .map(|(_, extra)| extra)
+            .sum();
+        (column.saturating_sub(shift), message)
+    })
+}
+
+/// The marker a quoted Python float keeps (JSON text for a NUL and `float:`), so it can
+/// never equal a string Hypothesis drew.
+const PYTHON_FLOAT: &str = "\\u0000float:";
+
+/// `line` with the bare `NaN`, `Infinity` and `-Infinity` tokens outside strings quoted
+/// (as `"\u0000float:NaN"`), and where each insertion happened with how many bytes it
+/// added; `None` when there is none.
+fn python_floats_quoted(line: &str) -> Option<(String, Vec<(usize, usize)>)> {
+    let bytes = line.as_bytes();
+    let mut out = String::with_capacity(line.len() + 32);
+    let mut moved = Vec::new();
+    let (mut i, mut copied, mut in_string) = (0, 0, false);
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' if in_string => i += 1,
+            b'"' => in_string = !in_string,
+            b'N' | b'I' | b'-' if !in_string => {
+                let token = ["NaN", "Infinity", "-Infinity"]
+                    .into_iter()
+                    .find(|t| line[i..].starts_with(t));
+                if let Some(token) = token {
+                    out.push_str(&line[copied..i]);
+                    let quoted = format!("\"{PYTHON_FLOAT}{token}\"");
+                    moved.push((out.len(), quoted.len() - token.len()));
+                    out.push_str(&quoted);
+                    i += token.len();
+                    copied = i;
+                    continue;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    if moved.is_empty() {
+        return None;
+    }
+    out.push_str(&line[copied..]);
+    Some((out, moved))
+}
+
+fn strip_position(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(i) => message[..i].to_string(),
+        None => message.to_string(),
+    }
+}
+
+/// What Hypothesis drew, in order: each choice's type and value.
+fn choice_sequence(nodes: &serde_json::Value) -> String {
+    let mut out = String::new();
+    for node in nodes.as_array().into_iter().flatten() {
+        let part = |key: &str| node.get(key).map(canonical_json).unwrap_or_default();
+        out.push_str(&part("type"));
+        out.push(':');
+        out.push_str(&part("value"));
+        out.push(';');
+    }
+    out
 }
 
 /// JSON text with object keys sorted, so equal arguments compare equal.
@@ -226,7 +420,71 @@ mod tests {
 "#;
         let mut observed = Observed::default();
         read_observability(&SourceFile::new("o.jsonl", "o.jsonl", text), &mut observed).unwrap();
-        assert_eq!(observed.arguments["t.py::p"].len(), 2);
+        let counts: HashMap<String, Count> = observed.counts().collect();
+        assert_eq!(counts["t.py::p"].distinct, 2);
+        assert_eq!(counts["t.py::p"].method, Method::Arguments);
+    }
+
+    #[test]
+    fn python_floats_are_values_and_real_corruption_names_its_column() {
+        let text = "{\"type\":\"test_case\",\"property\":\"t.py::p\",\"status\":\"passed\",\"arguments\":{\"x\":NaN}}\n{\"type\":\"test_case\",\"property\":\"t.py::p\",\"status\":\"passed\",\"arguments\":{\"x\":-Infinity}}\n{\"type\":\"test_case\",\"property\":\"t.py::p\",\"status\":\"passed\",\"arguments\":{\"x\":\"NaN\"}}\n";
+        let counts = parse_observability(&SourceFile::new("o.jsonl", "o.jsonl", text)).unwrap();
+        assert_eq!(
+            counts["t.py::p"], 3,
+            "NaN, -Infinity and the string \"NaN\" differ"
+        );
+        // Corruption after a NaN: the column is the line's own, past the NaN as written.
+        let bad = "{\"arguments\": {\"x\": NaN}, \"y\": oops}\n";
+        let err = parse_observability(&SourceFile::new("o.jsonl", "o.jsonl", bad)).unwrap_err();
+        assert!(err.to_string().contains("line 1, column 32"), "{err}");
+    }
+
+    #[test]
+    fn only_the_latest_run_of_each_property_counts() {
+        let row = |start: f64, n: i64| {
+            format!("{{\"type\":\"test_case\",\"property\":\"t.py::p\",\"run_start\":{start},\"status\":\"passed\",\"arguments\":{{\"n\":{n}}}}}\n")
+        };
+        // An earlier, stronger run of the same day, then a weakened one.
+        let mut text: String = (0..10).map(|n| row(100.5, n)).collect();
+        text.push_str(&row(200.25, 1));
+        text.push_str(&row(200.25, 1));
+        let counts = parse_observability(&SourceFile::new("o.jsonl", "o.jsonl", text)).unwrap();
+        assert_eq!(counts["t.py::p"], 1);
+    }
+
+    #[test]
+    fn choice_sequences_count_what_was_drawn() {
+        let row = |choice: i64| {
+            format!("{{\"type\":\"test_case\",\"property\":\"t.py::p\",\"run_start\":1.0,\"status\":\"passed\",\"arguments\":{{\"cls\":\"Dyn\"}},\"metadata\":{{\"choice_nodes\":[{{\"type\":\"integer\",\"value\":{choice}}}]}}}}\n")
+        };
+        let text: String = (0..5).map(row).collect();
+        let mut observed = Observed::default();
+        read_observability(
+            &SourceFile::new("o.jsonl", "o.jsonl", text.clone()),
+            &mut observed,
+        )
+        .unwrap();
+        let counts: HashMap<String, Count> = observed.counts().collect();
+        assert_eq!(
+            counts["t.py::p"],
+            Count {
+                distinct: 5,
+                method: Method::Choices
+            }
+        );
+        // One row without choices: the run is counted by its arguments.
+        let mut text = text;
+        text.push_str("{\"type\":\"test_case\",\"property\":\"t.py::p\",\"run_start\":1.0,\"status\":\"passed\",\"arguments\":{\"cls\":\"Dyn\"},\"metadata\":{\"choice_nodes\":null}}\n");
+        let mut observed = Observed::default();
+        read_observability(&SourceFile::new("o.jsonl", "o.jsonl", text), &mut observed).unwrap();
+        let counts: HashMap<String, Count> = observed.counts().collect();
+        assert_eq!(
+            counts["t.py::p"],
+            Count {
+                distinct: 1,
+                method: Method::Arguments
+            }
+        );
     }
 
     #[test]

@@ -113,9 +113,105 @@ pub fn changed_since(base: &str, repo_root: &Path) -> Result<Vec<String>, InputE
         .collect())
 }
 
+/// The branch a patch targets, as a CI names it in its environment: a pull or merge
+/// request's target, a merge queue's base, or the branch a push CI builds. `None`
+/// outside a known CI (or where it names none).
+pub fn ci_target_branch(env: impl Fn(&str) -> Option<String>) -> Option<String> {
+    let var = |name: &str| env(name).filter(|v| !v.trim().is_empty());
+    if var("GITHUB_ACTIONS").is_some() {
+        // A pull request's target; a merge queue's ref is
+        // `gh-readonly-queue/<target>/pr-<n>-<sha>`; a push builds its branch.
+        if let Some(base) = var("GITHUB_BASE_REF") {
+            return Some(base);
+        }
+        let name = var("GITHUB_REF_NAME")?;
+        if let Some(queued) = name.strip_prefix("gh-readonly-queue/") {
+            return queued
+                .rsplit_once("/pr-")
+                .map(|(target, _)| target.to_string());
+        }
+        return (var("GITHUB_REF_TYPE").as_deref() == Some("branch")).then_some(name);
+    }
+    if var("GITLAB_CI").is_some() {
+        return var("CI_MERGE_REQUEST_TARGET_BRANCH_NAME").or_else(|| var("CI_COMMIT_BRANCH"));
+    }
+    None
+}
+
+/// The merge base of `base` and HEAD (what `git diff base...HEAD` compares with).
+pub fn merge_base(base: &str, repo_root: &Path) -> Option<String> {
+    let output = git(repo_root, &["merge-base", base, "HEAD"]).ok()?;
+    let rev = String::from_utf8(output.stdout).ok()?.trim().to_string();
+    (output.status.success() && !rev.is_empty()).then_some(rev)
+}
+
 /// The checked-out branch, if HEAD is on one.
 pub fn current_branch(repo_root: &Path) -> Option<String> {
     let output = git(repo_root, &["symbolic-ref", "--quiet", "--short", "HEAD"]).ok()?;
     let branch = String::from_utf8(output.stdout).ok()?.trim().to_string();
     (output.status.success() && !branch.is_empty()).then_some(branch)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+        move |name| {
+            vars.iter()
+                .find(|(key, _)| *key == name)
+                .map(|(_, value)| value.to_string())
+        }
+    }
+
+    #[test]
+    fn ci_environments_name_the_target_branch() {
+        let github = |extra: &[(&'static str, &'static str)]| {
+            let mut vars = vec![("GITHUB_ACTIONS", "true")];
+            vars.extend_from_slice(extra);
+            ci_target_branch(env(&vars))
+        };
+        assert_eq!(
+            github(&[("GITHUB_BASE_REF", "main"), ("GITHUB_REF_NAME", "42/merge")]).as_deref(),
+            Some("main")
+        );
+        assert_eq!(
+            github(&[
+                ("GITHUB_BASE_REF", ""),
+                (
+                    "GITHUB_REF_NAME",
+                    "gh-readonly-queue/release/2.x/pr-42-0123abc"
+                )
+            ])
+            .as_deref(),
+            Some("release/2.x")
+        );
+        assert_eq!(
+            github(&[("GITHUB_REF_NAME", "main"), ("GITHUB_REF_TYPE", "branch")]).as_deref(),
+            Some("main")
+        );
+        assert_eq!(
+            github(&[("GITHUB_REF_NAME", "v1.0"), ("GITHUB_REF_TYPE", "tag")]),
+            None
+        );
+        assert_eq!(
+            ci_target_branch(env(&[
+                ("GITLAB_CI", "true"),
+                ("CI_MERGE_REQUEST_TARGET_BRANCH_NAME", "develop"),
+                ("CI_COMMIT_BRANCH", "feature")
+            ]))
+            .as_deref(),
+            Some("develop")
+        );
+        assert_eq!(
+            ci_target_branch(env(&[("GITLAB_CI", "true"), ("CI_COMMIT_BRANCH", "main")]))
+                .as_deref(),
+            Some("main")
+        );
+        assert_eq!(
+            ci_target_branch(env(&[("GITHUB_BASE_REF", "main")])),
+            None,
+            "outside a known CI"
+        );
+    }
 }

@@ -51,6 +51,24 @@ impl Value {
 }
 
 impl Node {
+    /// Whether two nodes hold the same value, wherever they are written.
+    pub fn same_value(&self, other: &Node) -> bool {
+        match (&self.value, &other.value) {
+            (Value::Seq(a), Value::Seq(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.same_value(y))
+            }
+            (Value::Map(a), Value::Map(b)) => {
+                a.len() == b.len()
+                    && a.iter().all(|(key, x)| {
+                        b.iter()
+                            .find(|(k, _)| k == key)
+                            .is_some_and(|(_, y)| x.same_value(y))
+                    })
+            }
+            (a, b) => a == b,
+        }
+    }
+
     pub fn get(&self, key: &str) -> Option<&Node> {
         match &self.value {
             Value::Map(entries) => entries.iter().find(|(k, _)| k == key).map(|(_, v)| v),

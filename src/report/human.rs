@@ -132,21 +132,25 @@ pub fn render_capped(report: &Report, colour: bool, max: usize) -> String {
         }
         out.push('\n');
     }
+    for note in &report.notes {
+        out.push_str(&format!("note: {}: {}\n", note.code, note.message));
+    }
     out.push_str(&summary_line(report));
     out.push('\n');
     out
 }
 
 pub fn summary_line(report: &Report) -> String {
+    use crate::words::count_of;
     let s = &report.summary;
-    let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
     let verdict = if s.errors > 0 { "failed" } else { "passed" };
+    let checked = report.checked_rules();
     let mut line = format!(
         "freezegate: {verdict}: {}, {} in {} ({} checked)",
-        plural(s.errors, "error"),
-        plural(s.warnings, "warning"),
-        plural(s.freezes, "freeze"),
-        plural(s.rules, "rule"),
+        count_of(s.errors, "error"),
+        count_of(s.warnings, "warning"),
+        count_of(s.freezes, "freeze"),
+        count_of(checked, "rule"),
     );
     if !s.not_evaluated.is_empty() {
         line.push_str(&format!("; not evaluated: {}", s.not_evaluated.join(", ")));

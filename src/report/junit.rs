@@ -22,7 +22,10 @@ pub fn render(report: &Report) -> String {
                     .as_deref()
                     .map(|id| format!(" [{id}]"))
                     .unwrap_or_default();
-                format!("{}: {}{who}", v.place(), v.message)
+                match &v.file {
+                    Some(_) => format!("{}: {}{who}", v.place(), v.message),
+                    None => format!("{}{who}", v.message),
+                }
             })
             .collect();
         let name = format!("{} {}", rule.code, rule.name);
@@ -30,12 +33,20 @@ pub fn render(report: &Report) -> String {
             .iter()
             .filter(|v| v.severity == Severity::Error)
             .count();
-        let mut case = if errors > 0 {
+        let mut case = if !report.is_evaluated(&rule.code) {
+            // A rule that did not run neither passed nor failed.
+            let mut status = TestCaseStatus::skipped();
+            status.set_message(format!(
+                "not evaluated: {}",
+                report.not_evaluated_why(&rule.code)
+            ));
+            TestCase::new(name, status)
+        } else if errors > 0 {
             let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
             status
                 .set_message(format!(
-                    "{errors} violation{} of {}",
-                    if errors == 1 { "" } else { "s" },
+                    "{} of {}",
+                    crate::words::count_of(errors, "violation"),
                     rule.code
                 ))
                 .set_type(rule.code.clone())

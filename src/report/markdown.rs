@@ -15,14 +15,29 @@ pub fn render(report: &Report) -> String {
     } else {
         "✅ **Passed**"
     };
+    use crate::words::count_of;
     out.push_str(&format!(
-        "{verdict}: {} error(s), {} warning(s) in {} freeze(s), {} rule(s) checked.\n\n",
-        s.errors, s.warnings, s.freezes, s.rules
+        "{verdict}: {}, {} in {}, {} checked.\n\n",
+        count_of(s.errors, "error"),
+        count_of(s.warnings, "warning"),
+        count_of(s.freezes, "freeze"),
+        count_of(report.checked_rules(), "rule"),
     ));
     if !s.not_evaluated.is_empty() {
+        out.push_str("Not evaluated (neither passed nor failed):\n\n");
+        for code in &s.not_evaluated {
+            out.push_str(&format!(
+                "- {code}: {}\n",
+                cell(&report.not_evaluated_why(code))
+            ));
+        }
+        out.push('\n');
+    }
+    for note in &report.notes {
         out.push_str(&format!(
-            "Not evaluated (missing input): {}\n\n",
-            s.not_evaluated.join(", ")
+            "> **Note ({})**: {}\n\n",
+            note.code,
+            cell(&note.message)
         ));
     }
     if !report.violations.is_empty() {

@@ -40,6 +40,9 @@ pub struct Violation {
 pub struct RuleCount {
     pub code: String,
     pub policy: String,
+    /// Whether the rule ran: a rule whose inputs were not given did not pass, it was
+    /// not evaluated (and its `violations` count says nothing).
+    pub evaluated: bool,
     pub violations: usize,
 }
 
@@ -48,7 +51,11 @@ pub struct Summary {
     pub errors: usize,
     pub warnings: usize,
     pub freezes: usize,
+    /// Every enabled rule, the core's included: the length of the `rules` array.
     pub rules: usize,
+    /// The enabled rules that ran.
+    pub evaluated: usize,
+    /// The enabled rules that did not run, for want of an input.
     pub not_evaluated: Vec<String>,
 }
 
@@ -58,12 +65,24 @@ pub struct Report {
     pub summary: Summary,
     pub rules: Vec<RuleCount>,
     pub violations: Vec<Violation>,
+    /// What the scripts said about how they judged.
+    pub notes: Vec<crate::engine::Note>,
+    /// The distinct inputs counted for each compensating property, and how.
+    pub samples: Vec<SampleRow>,
     /// Metadata of every enabled rule (SARIF and JUnit describe each one).
     #[serde(skip)]
     pub meta: Vec<RuleMeta>,
     /// The ledger's freezes, for summaries.
     #[serde(skip)]
     pub freezes: Vec<FreezeRow>,
+}
+
+/// A compensating property's sample count, as the JSON report and `--trace` show it.
+#[derive(Debug, Clone, Serialize)]
+pub struct SampleRow {
+    pub property: String,
+    pub distinct: i64,
+    pub method: crate::inputs::samples::Method,
 }
 
 /// One freeze as summaries show it.
@@ -128,13 +147,14 @@ impl Report {
             };
             key(a).cmp(&key(b))
         });
-        let rules = pack
+        let rules: Vec<RuleCount> = pack
             .rules
             .iter()
             .filter(|r| selection.is_enabled(&r.code))
             .map(|r| RuleCount {
                 code: r.code.clone(),
                 policy: r.policy.clone(),
+                evaluated: evaluation.evaluated.contains(&r.code),
                 violations: violations.iter().filter(|v| v.code == r.code).count(),
             })
             .collect();
@@ -172,14 +192,47 @@ impl Report {
                 errors: count(Severity::Error),
                 warnings: count(Severity::Warning),
                 freezes: ledger.entries.len(),
-                rules: selection.count(),
+                rules: rules.len(),
+                evaluated: rules.iter().filter(|r| r.evaluated).count(),
                 not_evaluated: evaluation.not_evaluated.clone(),
             },
             rules,
             violations,
+            notes: evaluation.notes.clone(),
+            samples: Vec::new(),
             meta,
             freezes,
         }
+    }
+
+    /// How many of the pack's rules ran; the core's (FZ001, FZ501) guard them and are
+    /// not counted.
+    pub fn checked_rules(&self) -> usize {
+        self.rules
+            .iter()
+            .filter(|r| r.evaluated && r.policy != crate::engine::policy::CORE_POLICY)
+            .count()
+    }
+
+    /// What a rule that did not run lacked, in the words of its FZ001 (or of its
+    /// `needs`, for optional inputs).
+    pub fn not_evaluated_why(&self, code: &str) -> String {
+        let needs: Vec<&str> = self
+            .meta
+            .iter()
+            .find(|r| r.code == code)
+            .and_then(|r| r.needs.as_ref())
+            .map(|needs| needs.iter().map(|n| crate::inputs::flag_for(n)).collect())
+            .unwrap_or_default();
+        match needs.is_empty() {
+            true => "its script stopped for a missing input (see FZ001)".to_string(),
+            false => format!("it needs {}", crate::words::join_and(&needs)),
+        }
+    }
+
+    /// Whether the rule ran (see [`RuleCount::evaluated`]).
+    pub fn is_evaluated(&self, code: &str) -> bool {
+        self.rules.iter().any(|r| r.code == code && r.evaluated)
     }
 
     /// Exit code: 1 when an error (or, with `deny_warnings`, a warning) was reported.

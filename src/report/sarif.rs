@@ -25,7 +25,7 @@ pub fn render(report: &Report) -> String {
                 "fullDescription": { "text": format!("{} {}", rule.summary, rule.help) },
                 "help": { "text": rule.help },
                 "defaultConfiguration": { "level": level(rule.severity) },
-                "properties": { "policy": rule.policy },
+                "properties": { "policy": rule.policy, "evaluated": report.is_evaluated(&rule.code) },
             })
         })
         .collect();
@@ -60,6 +60,20 @@ pub fn render(report: &Report) -> String {
             result
         })
         .collect();
+    // A rule that did not run is said so, never left to read as a clean pass.
+    let notifications: Vec<Value> = report
+        .summary
+        .not_evaluated
+        .iter()
+        .map(|code| {
+            json!({
+                "level": "warning",
+                "message": { "text": format!("{code} was not evaluated: {}", report.not_evaluated_why(code)) },
+                "descriptor": { "id": code },
+                "associatedRule": { "id": code, "index": report.meta.iter().position(|r| &r.code == code) },
+            })
+        })
+        .collect();
     let sarif = json!({
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
@@ -71,6 +85,10 @@ pub fn render(report: &Report) -> String {
             } },
             "originalUriBaseIds": { "%SRCROOT%": { "description": { "text": "The repository root." } } },
             "columnKind": "unicodeCodePoints",
+            "invocations": [{
+                "executionSuccessful": true,
+                "toolExecutionNotifications": notifications,
+            }],
             "results": results,
         }],
     });

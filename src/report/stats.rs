@@ -208,8 +208,11 @@ impl CoverageAtStake {
     /// `12 lines only frozen tests covered (3 freezes): 9 covered by their properties, 3 not`
     pub fn text(&self) -> String {
         format!(
-            "{} lines only frozen tests covered ({} freezes): {} covered by their properties, {} not",
-            self.lines_at_stake, self.freezes, self.lines_covered_by_properties, self.lines_uncovered
+            "{} only frozen tests covered ({}): {} covered by their properties, {} not",
+            crate::words::count_of(self.lines_at_stake, "line"),
+            crate::words::count_of(self.freezes, "freeze"),
+            self.lines_covered_by_properties,
+            self.lines_uncovered
         )
     }
 }
@@ -397,7 +400,7 @@ fn opt<T: std::fmt::Display>(value: Option<T>) -> String {
 }
 
 fn plural(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
+    crate::words::count_as(i64::try_from(n).unwrap_or(i64::MAX), one, many)
 }
 
 impl Stats {
@@ -520,7 +523,10 @@ pub fn render_human(s: &Stats) -> String {
     }
     out.push_str(&format!(
         "  {}{}\n  {}{}\n",
-        label(&format!("expiring within {} days", s.expiring_days)),
+        label(&format!(
+            "expiring within {}",
+            crate::words::count(s.expiring_days, "day")
+        )),
         f.expiring,
         label("expired"),
         f.expired
@@ -648,10 +654,10 @@ pub fn render_markdown(s: &Stats) -> String {
         None => "no dated freeze".to_string(),
     };
     out.push_str(&format!(
-        "{} open: {ages}; {} expiring within {} days; {} expired.\n\n",
+        "{} open: {ages}; {} expiring within {}; {} expired.\n\n",
         plural(f.open, "freeze", "freezes"),
         f.expiring,
-        s.expiring_days,
+        crate::words::count(s.expiring_days, "day"),
         f.expired
     ));
     if let Some(c) = &s.coverage {

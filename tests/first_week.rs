@@ -1,0 +1,328 @@
+//! What a team meets in its first week (issue "What real projects hit first"): each test
+//! tries one of the defects a real suite showed, against the built binary.
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use common::{freezegate, write, World, FROZEN, PROPERTY};
+use serde_json::{json, Value};
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn mode(path: &Path) -> u32 {
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+const LEDGER: &str = "gate/freeze_ledger.json";
+
+fn ledger_with(freezes: Value) -> String {
+    serde_json::to_string_pretty(&json!({"schema": 1, "freezes": freezes})).unwrap() + "\n"
+}
+
+fn freeze(dir: &Path, args: &[&str]) -> std::process::Output {
+    freezegate(dir)
+        .arg("freeze")
+        .args(args)
+        .args(["--today", "2026-11-30"])
+        .output()
+        .unwrap()
+}
+
+fn add(test_id: &str, property: &str) -> Vec<String> {
+    [
+        "add",
+        test_id,
+        "--owner",
+        "finley",
+        "--reason",
+        "BILL-1",
+        "--invariant",
+        "i",
+        "--property",
+        property,
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+fn args(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
+}
+
+#[test]
+fn freeze_add_refuses_what_the_ledger_alone_shows_is_wrong_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join(".git")).unwrap();
+    let original = ledger_with(json!([common::entry()]));
+    write(dir.path(), LEDGER, &original);
+
+    // A self-deposit (FZ206).
+    let out = freeze(
+        dir.path(),
+        &args(&add("tests/t.py::test_x", "tests/t.py::test_x")),
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    common::assert_contains(&text(&out.stdout), "FZ206");
+    // A property that is itself frozen (FZ203).
+    let out = freeze(dir.path(), &args(&add("tests/t.py::test_y", FROZEN)));
+    assert_eq!(out.status.code(), Some(1));
+    common::assert_contains(&text(&out.stdout), "FZ203");
+    // A window too long (FZ104): the snippet is the proposed edit, named as such.
+    let mut long = add("tests/t.py::test_z", PROPERTY);
+    long.extend(["--days".into(), "30".into()]);
+    let out = freeze(dir.path(), &args(&long));
+    assert_eq!(out.status.code(), Some(1));
+    let shown = text(&out.stdout);
+    common::assert_contains(&shown, "FZ104");
+    common::assert_contains(
+        &shown,
+        "gate/freeze_ledger.json (proposed edit, not written)",
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join(LEDGER)).unwrap(),
+        original,
+        "nothing was written"
+    );
+
+    // With a collection, a misspelt property is refused with the nearest collected id.
+    write(
+        dir.path(),
+        "gate/collected.txt",
+        &format!("{FROZEN}\n{PROPERTY}\ntests/t.py::test_w\n\n3 tests collected in 0.01s\n"),
+    );
+    let mut typo = add("tests/t.py::test_w", "tests/props/test_p.py::test_porp");
+    typo.extend(["--collected".into(), "gate/collected.txt".into()]);
+    let out = freeze(dir.path(), &args(&typo));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    common::assert_contains(&text(&out.stdout), &format!("did you mean {PROPERTY}?"));
+    let mut good = add("tests/t.py::test_w", PROPERTY);
+    good.extend(["--collected".into(), "gate/collected.txt".into()]);
+    let out = freeze(dir.path(), &args(&good));
+    assert!(out.status.success(), "{}", text(&out.stdout));
+}
+
+#[test]
+fn freeze_remove_of_the_last_toml_entry_leaves_an_empty_list() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join(".git")).unwrap();
+    write(
+        dir.path(),
+        "freezegate.toml",
+        "ledger = \"gate/freeze_ledger.toml\"\n",
+    );
+    let ledger = common::convert(
+        &json!({"schema": 1, "freezes": [common::entry()]}),
+        "x.toml",
+    );
+    write(dir.path(), "gate/freeze_ledger.toml", &ledger);
+    let out = freeze(dir.path(), &["remove", FROZEN]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let now = std::fs::read_to_string(dir.path().join("gate/freeze_ledger.toml")).unwrap();
+    common::assert_contains(&now, "freezes = []");
+    let out = freezegate(dir.path())
+        .args(["check", "--select", "FZ1", "--today", "2026-11-30"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "the emptied ledger parses: {}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn writes_keep_the_mode_of_the_file_they_replace_and_new_files_follow_the_umask() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join(".git")).unwrap();
+    let out = freezegate(dir.path()).arg("init").output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // The test process runs under the usual umask 022 (CI and the shell alike).
+    assert_eq!(mode(&dir.path().join("freezegate.toml")), 0o644);
+    assert_eq!(mode(&dir.path().join(LEDGER)), 0o644);
+
+    let ledger = dir.path().join(LEDGER);
+    std::fs::set_permissions(&ledger, std::fs::Permissions::from_mode(0o664)).unwrap();
+    let out = freeze(dir.path(), &args(&add(FROZEN, PROPERTY)));
+    assert!(out.status.success(), "{}", text(&out.stdout));
+    assert_eq!(mode(&ledger), 0o664, "freeze add kept the ledger's mode");
+
+    let world = World::passing();
+    let report = dir.path().join("out/report.json");
+    let mut world = world;
+    world.extra_args = vec![
+        "--output".into(),
+        report.to_str().unwrap().into(),
+        "--report".into(),
+        format!("sarif={}", dir.path().join("out/r.sarif").display()),
+    ];
+    let run_dir = tempfile::tempdir().unwrap();
+    world.run_in(run_dir.path(), "json");
+    assert_eq!(mode(&report), 0o644);
+    assert_eq!(mode(&dir.path().join("out/r.sarif")), 0o644);
+}
+
+#[test]
+fn test_runs_right_after_init() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join(".git")).unwrap();
+    let out = freezegate(dir.path()).arg("test").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    common::assert_contains(&text(&out.stderr), "policies/tests: does not exist");
+    common::assert_contains(&text(&out.stderr), "freezegate init");
+
+    let out = freezegate(dir.path()).arg("init").output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    common::assert_contains(&text(&out.stdout), "fixture files");
+    let out = freezegate(dir.path()).arg("test").output().unwrap();
+    let shown = text(&out.stdout);
+    assert!(out.status.success(), "{shown}\n{}", text(&out.stderr));
+    assert!(shown.contains(" passed, 0 failed"), "{shown}");
+}
+
+#[test]
+fn rules_that_did_not_run_are_never_passed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut world = World::passing();
+    world.extra_args = vec!["--select".into(), "FZ207,FZ208".into()];
+    let out = world.run_in(dir.path(), "human");
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+    let shown = text(&out.stderr);
+    common::assert_contains(&shown, "no selected rule was evaluated (FZ207 and FZ208)");
+
+    // In every format, a rule without its input is marked, not passed.
+    let mut world = World::passing();
+    world.extra_args = vec!["--select".into(), "FZ2,FZ3".into()];
+    let json: Value = serde_json::from_slice(&world.run_in(dir.path(), "json").stdout).unwrap();
+    let rule = |code: &str| {
+        json["rules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["code"] == code)
+            .cloned()
+            .unwrap()
+    };
+    assert_eq!(rule("FZ207")["evaluated"], false);
+    assert_eq!(rule("FZ201")["evaluated"], true);
+    assert_eq!(
+        json["summary"]["rules"].as_u64().unwrap() as usize,
+        json["rules"].as_array().unwrap().len()
+    );
+    let junit = text(&world.run_in(dir.path(), "junit").stdout);
+    let case = junit
+        .split("<testcase")
+        .find(|case| case.contains("FZ207 deposit-misses-coverage"))
+        .unwrap();
+    common::assert_contains(
+        case,
+        "<skipped message=\"not evaluated: it needs --coverage FILE\"",
+    );
+    let human = text(&world.run_in(dir.path(), "human").stdout);
+    common::assert_contains(&human, "not evaluated: FZ207, FZ208, FZ501");
+    let sarif: Value = serde_json::from_slice(&world.run_in(dir.path(), "sarif").stdout).unwrap();
+    let notes = &sarif["runs"][0]["invocations"][0]["toolExecutionNotifications"];
+    common::assert_contains(&notes.to_string(), "FZ207 was not evaluated");
+
+    // FZ001 in JUnit starts with its message, not a placeholder location.
+    let mut world = World::passing();
+    world.samples = None;
+    let junit = text(&world.run_in(dir.path(), "junit").stdout);
+    assert!(!junit.contains("-: builtin"), "{junit}");
+    common::assert_contains(&junit, "builtin:samples.rhai needs `samples`");
+}
+
+#[test]
+fn explain_shows_the_severity_config_gives_it() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "freezegate.toml", "[rules]\nFZ204 = \"off\"\n");
+    let out = freezegate(dir.path())
+        .args(["explain", "FZ204"])
+        .output()
+        .unwrap();
+    let shown = text(&out.stdout);
+    common::assert_contains(&shown, "Default severity: warning");
+    common::assert_contains(
+        &shown,
+        "Severity here: off (set in freezegate.toml [rules])",
+    );
+    common::assert_contains(&shown, "Needs: --collected FILE or --collect");
+}
+
+#[test]
+fn the_ci_environment_names_the_target_branch_of_a_detached_checkout() {
+    let mut world = World::passing();
+    world.target_branch = None;
+    world.applied.push("tests/test_a.py::test_other".into());
+    world.config = "[[params.allow_inherited]]\ntest_id = \"tests/test_a.py::test_other\"\nbranch = \"release/*\"\napprover = \"dana\"\n".into();
+    let dir = tempfile::tempdir().unwrap();
+    let verdict = common::Verdict::from_output(
+        world
+            .command_in(dir.path(), "json")
+            .env("GITHUB_ACTIONS", "true")
+            .env("GITHUB_BASE_REF", "release/2.1")
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(verdict.code, 0, "{:#?}", verdict.violations());
+    let verdict = common::Verdict::from_output(
+        world
+            .command_in(dir.path(), "json")
+            .env_remove("GITHUB_ACTIONS")
+            .env_remove("GITLAB_CI")
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(verdict.codes(), ["FZ401"]);
+    common::assert_contains(
+        verdict.one("FZ401")["message"].as_str().unwrap(),
+        "pass --target-branch",
+    );
+}
+
+#[test]
+fn a_base_ledger_that_does_not_parse_is_exit_2_naming_the_ref() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(root)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+            .env_remove("GIT_DIR")
+            .env_remove("GIT_WORK_TREE")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", text(&out.stderr));
+    };
+    git(&["init", "-q", "-b", "main"]);
+    write(root, LEDGER, "{\"schema\": 1, \"freezes\": [\n");
+    git(&["add", "-A"]);
+    git(&["commit", "-q", "-m", "a broken ledger"]);
+    git(&["checkout", "-q", "-b", "fix"]);
+    write(root, LEDGER, &ledger_with(json!([common::entry()])));
+    git(&["commit", "-q", "-am", "fix it"]);
+    let out = freezegate(root)
+        .args([
+            "check",
+            "--base",
+            "main",
+            "--select",
+            "FZ202",
+            "--today",
+            "2026-11-30",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+    common::assert_contains(&text(&out.stderr), "main:gate/freeze_ledger.json");
+    common::assert_contains(&text(&out.stderr), "--base-ledger FILE");
+}
