@@ -103,6 +103,8 @@ fn evaluate_pack(bencher: divan::Bencher) {
             applied_skips: Some(IdSet::default()).into(),
             results: None.into(),
             coverage: None.into(),
+            runs: None.into(),
+            commit: None,
             today: "2026-11-30".parse().unwrap(),
             target_branch: Some("main".into()),
             trusted_ref: None,

@@ -122,6 +122,15 @@ pub struct FactArgs {
     /// pytest --junitxml report(s) with the outcome of every test. Repeatable.
     #[arg(long, value_name = "FILE")]
     pub junit: Vec<PathBuf>,
+    /// Run record(s) the freezegate pytest plugin wrote (`pytest --freezegate`): the
+    /// collection, the applied skips, the results and the sample counts of that run, tied
+    /// to its commit. Repeatable (shards merge). Default: `run` in config.
+    #[arg(long = "run", value_name = "FILE")]
+    pub run: Vec<PathBuf>,
+    /// The commit under judgement, which every run record must be of (default: git's
+    /// HEAD; give it when CI checks out a merge commit the tests did not run on).
+    #[arg(long, value_name = "SHA")]
+    pub commit: Option<String>,
     /// coverage.py JSON report(s) with per-line test contexts (`pytest --cov
     /// --cov-context=test`, then `coverage json --show-contexts`). Repeatable (shards, or
     /// the base run where the frozen test ran plus this patch's run).
@@ -233,6 +242,15 @@ pub struct FreezeArgs {
     /// properties must be in it. Repeatable (shards).
     #[arg(long, global = true, value_name = "FILE")]
     pub collected: Vec<PathBuf>,
+    /// A run record of `pytest --freezegate` (its collection stands for --collected).
+    /// Repeatable (shards).
+    #[arg(
+        long = "run",
+        global = true,
+        value_name = "FILE",
+        conflicts_with = "collected"
+    )]
+    pub run: Vec<PathBuf>,
     #[command(subcommand)]
     pub action: FreezeAction,
 }
@@ -289,6 +307,9 @@ pub enum SkipsFormat {
     Json,
     Lines,
     Deselect,
+    /// What the pytest plugin needs at session start: the skips, the ledger's name and
+    /// SHA-256, the commit and whether tracked files are modified (one JSON object).
+    Plugin,
 }
 
 #[derive(Debug, Args)]

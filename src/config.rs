@@ -22,8 +22,9 @@ pub const DEFAULT_COLLECT_COMMAND: [&str; 6] = [
     "-q",
     "--no-header",
 ];
-const KNOWN_KEYS: [&str; 9] = [
+const KNOWN_KEYS: [&str; 10] = [
     "ledger",
+    "run",
     "owners_file",
     "policies",
     "pytest_root",
@@ -86,6 +87,8 @@ pub struct Config {
     pub policies: Vec<PolicySpec>,
     pub pytest_root: PathBuf,
     pub collect_command: Vec<String>,
+    /// Run records (`run`) read when `check --run` is not given.
+    pub run: Vec<PathBuf>,
     pub params: Option<Node>,
     pub rules: Vec<(String, RuleSetting, Span)>,
     pub limits: Limits,
@@ -178,6 +181,7 @@ impl Config {
                 .iter()
                 .map(|s| s.to_string())
                 .collect(),
+            run: Vec::new(),
             params: None,
             rules: Vec::new(),
             limits: Limits::default(),
@@ -222,6 +226,15 @@ impl Config {
             match key.as_str() {
                 "ledger" => {
                     config.ledger = dir.join(string(value, &format!("{prefix}ledger"), &err)?)
+                }
+                "run" => {
+                    config.run = match &value.value {
+                        Value::Str(path) => vec![dir.join(path.as_str())],
+                        _ => strings(value, &format!("{prefix}run"), &err)?
+                            .into_iter()
+                            .map(|path| dir.join(path))
+                            .collect(),
+                    }
                 }
                 "owners_file" => {
                     config.owners_file =

@@ -18,6 +18,8 @@
 
 mod common;
 
+use common::wheel::{describe, run, run_ok, tools_python, wheel};
+
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -31,7 +33,6 @@ use tempfile::TempDir;
 const BIN: &str = env!("CARGO_BIN_EXE_freezegate");
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 const VERSION: &str = env!("CARGO_PKG_VERSION");
-const TARGET_TMP: &str = env!("CARGO_TARGET_TMPDIR");
 
 /// The README's main-job command on the shipped example, from the repository root.
 const EXAMPLE_CHECK: [&str; 15] = [
@@ -61,27 +62,6 @@ fn root() -> &'static Path {
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn describe(what: &str, out: &Output) -> String {
-    format!(
-        "{what}: {}\n--- stdout\n{}\n--- stderr\n{}",
-        out.status,
-        text(&out.stdout),
-        text(&out.stderr)
-    )
-}
-
-fn run(what: &str, command: &mut Command) -> Output {
-    command
-        .output()
-        .unwrap_or_else(|e| panic!("{what}: could not start: {e}"))
-}
-
-fn run_ok(what: &str, command: &mut Command) -> Output {
-    let out = run(what, command);
-    assert!(out.status.success(), "{}", describe(what, &out));
-    out
 }
 
 /// No global or system git config, a fixed identity, English messages, no inherited
@@ -115,22 +95,6 @@ fn venv_bin(venv: &Path, name: &str) -> PathBuf {
     venv.join("bin").join(name)
 }
 
-/// The venv of `.ci/python-env`, with the packaging tools installed (once per run).
-fn tools_python() -> &'static Path {
-    static PYTHON: OnceLock<PathBuf> = OnceLock::new();
-    PYTHON.get_or_init(|| {
-        let python = common::venv_python();
-        run_ok(
-            "pip install -r .ci/requirements-packaging.txt (maturin, pre-commit) into the test venv",
-            Command::new(&python)
-                .args(["-m", "pip", "install", "-q", "--disable-pip-version-check"])
-                .arg("-r")
-                .arg(root().join(".ci/requirements-packaging.txt")),
-        );
-        python
-    })
-}
-
 /// A fresh virtualenv (created by the stdlib `venv`, as a user would).
 fn fresh_venv(dir: &Path) -> PathBuf {
     let venv = dir.join("venv");
@@ -139,67 +103,6 @@ fn fresh_venv(dir: &Path) -> PathBuf {
         Command::new(tools_python()).args(["-m", "venv"]).arg(&venv),
     );
     venv
-}
-
-struct Wheel {
-    path: PathBuf,
-    build_time: Duration,
-}
-
-/// The wheel, built once per run by maturin from this tree. The dev profile, unstripped,
-/// is exactly what `cargo test` already compiled, so cargo has nothing to do (and does
-/// not relink `target/debug/freezegate` under the other tests' feet); release wheels
-/// (`maturin build --release`, stripped by pyproject.toml) differ only in the profile.
-fn wheel() -> &'static Wheel {
-    static WHEEL: OnceLock<Wheel> = OnceLock::new();
-    WHEEL.get_or_init(|| {
-        let python = tools_python();
-        // One directory per run. Earlier runs' wheels (tens of MB each) go once they are
-        // an hour old: a run still going elsewhere in this target directory keeps its own.
-        let name = format!("wheels-{}", std::process::id());
-        for entry in fs::read_dir(TARGET_TMP).into_iter().flatten().flatten() {
-            let old = entry
-                .metadata()
-                .and_then(|m| m.modified())
-                .ok()
-                .and_then(|t| t.elapsed().ok())
-                .is_some_and(|age| age > Duration::from_secs(3600));
-            if old && entry.file_name().to_string_lossy().starts_with("wheels-") {
-                let _ = fs::remove_dir_all(entry.path());
-            }
-        }
-        let out_dir = Path::new(TARGET_TMP).join(name);
-        let _ = fs::remove_dir_all(&out_dir);
-        let started = Instant::now();
-        run_ok(
-            "maturin build",
-            Command::new(python)
-                .args([
-                    "-m",
-                    "maturin",
-                    "build",
-                    "--profile",
-                    "dev",
-                    "--strip",
-                    "false",
-                ])
-                .arg("--out")
-                .arg(&out_dir)
-                .current_dir(root())
-                .env_remove("CARGO_TARGET_DIR"),
-        );
-        let build_time = started.elapsed();
-        let wheels: Vec<PathBuf> = fs::read_dir(&out_dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|e| e == "whl"))
-            .collect();
-        assert_eq!(wheels.len(), 1, "maturin built one wheel: {wheels:?}");
-        Wheel {
-            path: wheels.into_iter().next().unwrap(),
-            build_time,
-        }
-    })
 }
 
 fn wheel_dir() -> &'static Path {
@@ -403,9 +306,12 @@ print(json.dumps({"meta": {k: md.get_all(k) for k in set(md.keys())}, "files": f
         files.iter().any(|f| f.ends_with("bin/freezegate")),
         "the wheel carries the binary as a script: {files:?}"
     );
-    assert!(
-        files.iter().all(|f| !f.ends_with(".py")),
-        "no Python code ships: {files:?}"
+    // The only Python code is the pytest plugin, found through its entry point.
+    let python: Vec<&&str> = files.iter().filter(|f| f.ends_with(".py")).collect();
+    assert_eq!(
+        python,
+        [&"freezegate/__init__.py", &"freezegate/plugin.py"],
+        "{files:?}"
     );
 }
 
@@ -950,9 +856,15 @@ fn example_workflow_validates_and_uses_the_action() {
                         "{name} passes undeclared input {key}"
                     );
                 }
-                assert_eq!(step["with"]["applied-skips"], "gate/skipped.json", "{name}");
-                assert_eq!(step["with"]["junit"], "gate/junit.xml", "{name}");
-                assert_eq!(step["with"]["samples"], ".hypothesis/observed", "{name}");
+                // The plugin's run record stands for the collection, the applied skips,
+                // the results and the samples: nothing else ties them to the commit.
+                assert_eq!(step["with"]["run"], "gate/run.json", "{name}");
+                for separate in ["applied-skips", "junit", "samples", "collect"] {
+                    assert!(
+                        step["with"].get(separate).is_none(),
+                        "{name} passes {separate}"
+                    );
+                }
             }
         }
         if job["if"]
@@ -965,8 +877,8 @@ fn example_workflow_validates_and_uses_the_action() {
                 "{name} diffs against the queue's base"
             );
             assert!(
-                steps.contains("HYPOTHESIS_EXPERIMENTAL_OBSERVABILITY"),
-                "{name} runs the tests"
+                steps.contains("pytest --freezegate"),
+                "{name} runs the tests on the queued commit, with the plugin"
             );
         }
     }

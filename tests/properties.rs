@@ -266,6 +266,8 @@ impl FactsModel {
             applied_skips: Some(IdSet::from_iter(applied)).into(),
             results: results.into(),
             coverage: None.into(),
+            runs: None.into(),
+            commit: None,
             today: TODAY,
             target_branch: Some("main".into()),
             trusted_ref: None,

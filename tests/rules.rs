@@ -23,11 +23,12 @@ fn the_base_world_passes_every_rule() {
     let world = World::passing();
     let verdict = world.run();
     assert_eq!(verdict.code, 0, "{:#?}", verdict.violations());
-    assert_eq!(verdict.json["summary"]["rules"], 24);
-    // Without --coverage and --trusted-ref their rules did not run: not passed, not counted.
+    assert_eq!(verdict.json["summary"]["rules"], 26);
+    // Without --coverage, --run and --trusted-ref their rules did not run: not passed,
+    // not counted.
     assert_eq!(
         verdict.json["summary"]["not_evaluated"],
-        json!(["FZ207", "FZ208", "FZ501"])
+        json!(["FZ207", "FZ208", "FZ404", "FZ405", "FZ501"])
     );
     assert_eq!(verdict.json["summary"]["evaluated"], 21);
     assert_eq!(verdict.json["summary"]["freezes"], 1);
@@ -44,7 +45,7 @@ fn fz001_fires_when_an_input_is_missing_and_names_the_flag() {
     assert!(v["message"].as_str().unwrap().contains("--samples"), "{v}");
     assert_eq!(
         verdict.json["summary"]["not_evaluated"],
-        json!(["FZ207", "FZ208", "FZ301", "FZ302", "FZ303", "FZ501"])
+        json!(["FZ207", "FZ208", "FZ301", "FZ302", "FZ303", "FZ404", "FZ405", "FZ501"])
     );
     // Near miss: results are optional, so leaving out --junit is not FZ001.
     let mut world = World::passing();

@@ -1,4 +1,11 @@
-"""Apply the freezegate ledger's skips at collection time.
+"""Apply the freezegate ledger's skips at collection time: the fallback without the plugin.
+
+Prefer freezegate's pytest plugin (in the wheel: `pytest --freezegate`): it applies the
+same skips, works under pytest-xdist, and writes one run record tied to its commit
+(`gate/run.json`, for `freezegate check --run`). This hook stays for projects that
+cannot install the wheel into their test environment; it does not work under xdist
+(the controller collects nothing, so `gate/skipped.json` stays empty). When the plugin
+is enabled, this hook steps aside.
 
 The skip set comes from ``freezegate skips --format json`` (run in this
 directory; binary from ``$FREEZEGATE``, else ``freezegate`` on PATH), or, when
@@ -73,7 +80,7 @@ def _frozen_ids() -> list[str]:
 
 
 def pytest_collection_modifyitems(session, config, items):
-    if config.option.collectonly:
+    if config.option.collectonly or config.pluginmanager.has_plugin("freezegate-session"):
         return
     frozen = set(_frozen_ids())
     skip = pytest.mark.skip(reason=SKIP_REASON)

@@ -96,6 +96,8 @@ fn facts(ledger: Ledger, world: &World) -> Facts {
         ]))).into(),
         results: Some(world.results.clone()).into(),
         coverage: None.into(),
+        runs: None.into(),
+        commit: None,
         today: jiff::civil::date(2026, 11, 30),
         target_branch: Some("main".into()),
         trusted_ref: None,

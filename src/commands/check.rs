@@ -17,6 +17,7 @@ use crate::inputs::coverage::Coverage;
 use crate::inputs::ids::{self, IdSet};
 use crate::inputs::junit::Results;
 use crate::inputs::ledger::Ledger;
+use crate::inputs::run_record::Runs;
 use crate::inputs::samples::Samples;
 use crate::inputs::{merge, read_merged, tools, Deferred, Facts, InputPath, Loading, Plan, Size};
 use crate::report::{human, Report};
@@ -344,7 +345,7 @@ fn plan_loading(cwd: &Path, config: &Config, args: &FactArgs) -> Plan {
         }
         Some(bytes)
     };
-    let large = size(&mut args.collected.iter().chain(&args.coverage));
+    let large = size(&mut args.collected.iter().chain(&args.coverage).chain(&args.run));
     let small = size(
         &mut args
             .changed
@@ -379,6 +380,7 @@ pub struct Gathering {
     applied_skips: Deferred<IdSet>,
     results: Deferred<Results>,
     coverage: Deferred<Coverage>,
+    runs: Deferred<Runs>,
     today: jiff::civil::Date,
     loading: Loading,
 }
@@ -411,25 +413,49 @@ pub fn start_loading(
     };
 
     let mut loading = Loading::new(plan_loading(cwd, config, args), args.verbose);
+    // Run records come first: the inputs they stand in for wait on them.
+    let run_paths = match args.run.is_empty() {
+        false => inputs(&args.run),
+        true => config
+            .run
+            .iter()
+            .map(|path| InputPath {
+                name: crate::config::display_path(path, repo_root),
+                path: path.clone(),
+            })
+            .collect(),
+    };
+    let has_runs = !run_paths.is_empty();
+    let runs = loading.add("runs", Size::Large, has_runs, move || {
+        Runs::load(&run_paths)
+    });
+    // An input its own flags do not give comes from the run records, when there are any.
+    fn from_runs<T: Send + Sync + 'static>(
+        runs: &Deferred<Runs>,
+        part: fn(&Runs) -> T,
+    ) -> impl FnOnce() -> Result<Option<T>, InputError> + Send + 'static {
+        let runs = runs.clone();
+        move || Ok(runs.get().map(part))
+    }
     // The collection is by far the largest input (a million ids in a monorepo).
     let collected = {
         let (collect, verbose, paths) = (args.collect, args.verbose, inputs(&args.collected));
         let (command, pytest_root) = (config.collect_command.clone(), config.pytest_root.clone());
-        loading.add(
-            "collected",
-            Size::Large,
-            collect || !paths.is_empty(),
-            move || {
-                if !collect {
-                    return read_merged(&paths, ids::parse_collected);
-                }
-                let (source, elapsed) = tools::collect(&command, &pytest_root)?;
-                if verbose {
-                    eprintln!("collect: {:.2} s", elapsed.as_secs_f64());
-                }
-                merge([Ok(source)], ids::parse_collected).map(Some)
-            },
-        )
+        let recorded = from_runs(&runs, |r| r.collected.clone());
+        let given = collect || !paths.is_empty();
+        loading.add("collected", Size::Large, given || has_runs, move || {
+            if !given {
+                return recorded();
+            }
+            if !collect {
+                return read_merged(&paths, ids::parse_collected);
+            }
+            let (source, elapsed) = tools::collect(&command, &pytest_root)?;
+            if verbose {
+                eprintln!("collect: {:.2} s", elapsed.as_secs_f64());
+            }
+            merge([Ok(source)], ids::parse_collected).map(Some)
+        })
     };
     let changed = {
         let (base, path) = (args.base.clone(), args.changed.as_deref().map(input));
@@ -451,28 +477,51 @@ pub fn start_loading(
     };
     let applied_skips = {
         let paths = inputs(&args.applied_skips);
-        loading.add("applied_skips", Size::Small, !paths.is_empty(), move || {
-            read_merged(&paths, ids::parse_id_list)
-        })
+        let recorded = from_runs(&runs, |r| r.applied_skips.clone());
+        loading.add(
+            "applied_skips",
+            Size::Small,
+            !paths.is_empty() || has_runs,
+            move || match paths.is_empty() {
+                true => recorded(),
+                false => read_merged(&paths, ids::parse_id_list),
+            },
+        )
     };
     let samples = {
         let paths: Vec<_> = inputs(&args.samples)
             .into_iter()
             .map(|p| (p.path, p.name))
             .collect();
-        loading.add("samples", Size::Small, !paths.is_empty(), move || {
-            Samples::load(&paths).map(Some)
-        })
+        let recorded = from_runs(&runs, |r| r.samples.clone());
+        loading.add(
+            "samples",
+            Size::Small,
+            !paths.is_empty() || has_runs,
+            move || match paths.is_empty() {
+                true => recorded(),
+                false => Samples::load(&paths).map(Some),
+            },
+        )
     };
     let results = {
         let paths = inputs(&args.junit);
-        loading.add("results", Size::Small, !paths.is_empty(), move || {
-            let sources = paths
-                .iter()
-                .map(InputPath::read)
-                .collect::<Result<Vec<_>, _>>()?;
-            Results::load(&sources).map(Some)
-        })
+        let recorded = from_runs(&runs, |r| r.results.clone());
+        loading.add(
+            "results",
+            Size::Small,
+            !paths.is_empty() || has_runs,
+            move || {
+                if paths.is_empty() {
+                    return recorded();
+                }
+                let sources = paths
+                    .iter()
+                    .map(InputPath::read)
+                    .collect::<Result<Vec<_>, _>>()?;
+                Results::load(&sources).map(Some)
+            },
+        )
     };
     // Coverage reports can be large too.
     let coverage = {
@@ -490,6 +539,7 @@ pub fn start_loading(
         applied_skips,
         results,
         coverage,
+        runs,
         today,
         loading,
     })
@@ -538,6 +588,11 @@ impl Gathering {
             applied_skips: self.applied_skips,
             results: self.results,
             coverage: self.coverage,
+            runs: self.runs,
+            commit: args
+                .commit
+                .clone()
+                .or_else(|| crate::history::head_commit(repo_root)),
             today: self.today,
             target_branch,
             trusted_ref: None,

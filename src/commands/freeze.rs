@@ -135,14 +135,20 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &FreezeArgs) -> Result<
         ));
     }
     if !matches!(edit, Edit::Remove(_)) {
-        let collected = crate::inputs::read_merged(
-            &args
-                .collected
-                .iter()
+        let paths = |list: &[std::path::PathBuf]| -> Vec<crate::inputs::InputPath> {
+            list.iter()
                 .map(|p| cli_input(cwd, p, &gate.config.repo_root))
-                .collect::<Vec<_>>(),
-            crate::inputs::ids::parse_collected,
-        )?;
+                .collect()
+        };
+        let collected = match args.run.is_empty() {
+            true => crate::inputs::read_merged(
+                &paths(&args.collected),
+                crate::inputs::ids::parse_collected,
+            )?,
+            false => {
+                crate::inputs::run_record::Runs::load(&paths(&args.run))?.map(|runs| runs.collected)
+            }
+        };
         let report = validate(&gate, edited, collected, today, &test_id)?;
         if report.failed(false) {
             print!("{}", human::render(&report, false));

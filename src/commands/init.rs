@@ -20,6 +20,12 @@ ledger = "gate/freeze_ledger.json"
 # the gate in CI with --trusted-ref so a patch cannot loosen its own gate.
 policies = ["builtin"]
 
+# The run record the pytest plugin writes (`pytest --freezegate`, or `freezegate = true`
+# in pytest's ini options): `check --run gate/run.json` reads the collection, applied
+# skips, results and sample counts from it (repeat --run for shards). Set it here to make
+# it the default of every `check` (then a check without a record is an error, exit 2).
+# run = "gate/run.json"
+
 # pytest's rootdir (node ids are relative to it), and how `check --collect` collects.
 pytest_root = "."
 collect_command = ["python3", "-m", "pytest", "--collect-only", "-q", "--no-header"]
@@ -90,8 +96,86 @@ pub fn run(cwd: &Path) -> Result<u8, InputError> {
             String::new()
         },
     );
+    ignore_generated(&root)?;
+    let plugin = enable_plugin(&root)?;
     println!(
-        "\nNext steps:\n  1. Record a freeze:   freezegate freeze add TEST_ID --owner NAME --reason TEXT --invariant TEXT --property PROPERTY_ID\n  2. Apply exactly the ledger's skips in pytest (see examples/pytest-demo/conftest.py): freezegate skips --format json\n  3. Gate every patch:  freezegate check --collect --base origin/main --samples .hypothesis/observed --junit gate/junit.xml --applied-skips gate/skipped.json"
+        "\nNext steps:\n  1. Record a freeze:  freezegate freeze add TEST_ID --owner NAME --reason TEXT --invariant TEXT --property PROPERTY_ID\n  2. Run the tests:    {plugin}\n     (the plugin applies exactly the ledger's skips and writes gate/run.json)\n  3. Gate the patch:   freezegate check --run gate/run.json --base origin/main"
     );
     Ok(EXIT_PASS)
+}
+
+/// The files the plugin and the gate write under `gate/`, kept out of git.
+const GENERATED: &str = "gate/run*.json";
+
+/// Adds the generated files to `.gitignore` (created when missing), once.
+fn ignore_generated(root: &Path) -> Result<(), InputError> {
+    let path = root.join(".gitignore");
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(InputError::io(".gitignore", e)),
+    };
+    if text.lines().any(|line| line.trim() == GENERATED) {
+        println!("kept     .gitignore (already ignores {GENERATED})");
+        return Ok(());
+    }
+    let mut text = text;
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(&format!(
+        "# written by freezegate's pytest plugin\n{GENERATED}\n"
+    ));
+    write_atomic(&path, text.as_bytes())?;
+    println!("updated  .gitignore (ignores {GENERATED})");
+    Ok(())
+}
+
+/// Turns the pytest plugin on in pytest's own config (`freezegate = true`): in
+/// `[tool.pytest.ini_options]` of pyproject.toml, else `[pytest]` of pytest.ini, when
+/// one is there. Returns the command that runs the tests with the plugin.
+fn enable_plugin(root: &Path) -> Result<&'static str, InputError> {
+    let pyproject = root.join("pyproject.toml");
+    if let Ok(text) = std::fs::read_to_string(&pyproject) {
+        let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| {
+            InputError::new("pyproject.toml", format!("does not parse: {e}"))
+        })?;
+        let options = doc
+            .get_mut("tool")
+            .and_then(|tool| tool.get_mut("pytest"))
+            .and_then(|pytest| pytest.get_mut("ini_options"))
+            .and_then(toml_edit::Item::as_table_like_mut);
+        if let Some(options) = options {
+            if options.get("freezegate").is_some() {
+                println!(
+                    "kept     pyproject.toml ([tool.pytest.ini_options] already sets freezegate)"
+                );
+            } else {
+                options.insert("freezegate", toml_edit::value(true));
+                write_atomic(&pyproject, doc.to_string().as_bytes())?;
+                println!(
+                    "updated  pyproject.toml (freezegate = true in [tool.pytest.ini_options])"
+                );
+            }
+            return Ok("python -m pytest");
+        }
+    }
+    let ini = root.join("pytest.ini");
+    if let Ok(text) = std::fs::read_to_string(&ini) {
+        if text.lines().any(|line| line.trim() == "[pytest]") {
+            if text
+                .lines()
+                .any(|line| line.trim_start().starts_with("freezegate"))
+            {
+                println!("kept     pytest.ini (already sets freezegate)");
+            } else {
+                let edited = text.replacen("[pytest]", "[pytest]\nfreezegate = true", 1);
+                write_atomic(&ini, edited.as_bytes())?;
+                println!("updated  pytest.ini (freezegate = true)");
+            }
+            return Ok("python -m pytest");
+        }
+    }
+    println!("note     no pytest config found: run pytest with --freezegate (or set freezegate = true in its ini options)");
+    Ok("python -m pytest --freezegate")
 }

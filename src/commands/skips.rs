@@ -27,6 +27,20 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &SkipsArgs) -> Result<u
             serde_json::to_string(&skips).expect("strings serialize")
         ),
         SkipsFormat::Lines => skips.iter().for_each(|id| println!("{id}")),
+        SkipsFormat::Plugin => {
+            let commit = crate::history::head_commit(&config.repo_root);
+            let dirty = commit
+                .as_ref()
+                .is_some_and(|_| crate::inputs::tools::is_dirty(&config.repo_root));
+            let payload = serde_json::json!({
+                "skips": skips,
+                "ledger": ledger.source.name,
+                "ledger_sha256": ledger.sha256(),
+                "commit": commit,
+                "dirty": dirty,
+            });
+            println!("{payload}");
+        }
         SkipsFormat::Deselect => {
             let args: Vec<String> = skips
                 .iter()

@@ -30,7 +30,7 @@ pub const CONFIG_FILE: &str = "freezegate.toml";
 /// The inputs a case can give, each under one of its conventional file names, with the
 /// `check` flag it stands for. The ledger is required; the others are optional (and can
 /// be dropped from what a case inherits with `omit`).
-pub const CASE_INPUTS: [(&str, &[&str], &str); 8] = [
+pub const CASE_INPUTS: [(&str, &[&str], &str); 9] = [
     (
         "ledger",
         &[
@@ -59,6 +59,7 @@ pub const CASE_INPUTS: [(&str, &[&str], &str); 8] = [
     ),
     ("results", &["junit.xml"], "--junit"),
     ("coverage", &["coverage.json"], "--coverage"),
+    ("runs", &["run.json"], "--run"),
     (
         "base_ledger",
         &[
@@ -94,6 +95,8 @@ struct CaseFile {
     near_miss: Vec<String>,
     /// Config merged over the nearest `freezegate.toml` (tables merge key by key).
     config: Option<toml::Table>,
+    /// `--commit`: the commit under judgement, which a case's `run.json` is compared with.
+    commit: Option<String>,
     /// The exact violations the case expects (none when absent).
     #[serde(default)]
     expect: Vec<Expect>,
@@ -539,7 +542,7 @@ fn prepare(
             .any(|(input, _, _)| input == omitted && *input != "ledger")
         {
             return Err(case_err(format!(
-                "omit names `{omitted}`; inputs that can be omitted: collected, changed, samples, applied_skips, results, coverage, base_ledger"
+                "omit names `{omitted}`; inputs that can be omitted: collected, changed, samples, applied_skips, results, coverage, runs, base_ledger"
             )));
         }
     }
@@ -597,6 +600,9 @@ fn prepare(
     let mut argv: Vec<String> = vec!["check".into(), "--today".into(), case.today.clone()];
     if let Some(branch) = &case.target_branch {
         argv.extend(["--target-branch".into(), branch.clone()]);
+    }
+    if let Some(commit) = &case.commit {
+        argv.extend(["--commit".into(), commit.clone()]);
     }
     let mut inputs = Vec::new();
     for (input, names, flag) in CASE_INPUTS {

@@ -274,6 +274,34 @@ pub fn register(engine: &mut Engine, pytest_root: String) {
     crate::engine::coverage::register(engine);
 
     engine
+        .register_type_with_name::<crate::inputs::run_record::Runs>("Runs")
+        .register_get(
+            "records",
+            |r: &mut crate::inputs::run_record::Runs| -> Array {
+                r.headers
+                    .iter()
+                    .map(|h| {
+                        let mut map = Map::new();
+                        let text =
+                            |v: &Option<String>| v.clone().map_or(Dynamic::UNIT, Dynamic::from);
+                        map.insert("file".into(), h.file.clone().into());
+                        map.insert("commit".into(), text(&h.commit));
+                        map.insert("dirty".into(), h.dirty.into());
+                        map.insert("ledger".into(), text(&h.ledger));
+                        map.insert("ledger_sha256".into(), text(&h.ledger_sha256));
+                        Dynamic::from_map(map)
+                    })
+                    .collect()
+            },
+        )
+        .register_fn("to_string", |r: &mut crate::inputs::run_record::Runs| {
+            format!("Runs({} records)", r.headers.len())
+        })
+        .register_fn("to_debug", |r: &mut crate::inputs::run_record::Runs| {
+            format!("Runs({} records)", r.headers.len())
+        });
+
+    engine
         .register_type_with_name::<Owners>("Owners")
         .register_fn("of", |o: &mut Owners, path: &str| -> Array {
             o.of(path)

@@ -332,12 +332,14 @@ impl ScriptEngine {
         );
         set("owners", self.owners.clone().map(Dynamic::from));
         set("trusted_ref", facts.trusted_ref.clone().map(Dynamic::from));
+        set("commit", facts.commit.clone().map(Dynamic::from));
         shared.insert("collected", Binding::of(&facts.collected));
         shared.insert("changed", Binding::of(&facts.changed));
         shared.insert("samples", Binding::of(&facts.samples));
         shared.insert("applied_skips", Binding::of(&facts.applied_skips));
         shared.insert("results", Binding::of(&facts.results));
         shared.insert("coverage", Binding::of(&facts.coverage));
+        shared.insert("runs", Binding::of(&facts.runs));
 
         let jobs: Vec<&Script> = pack
             .scripts
@@ -762,6 +764,11 @@ fn ledger_value(facts: &Facts) -> Dynamic {
     map.insert("freezes".into(), Dynamic::from_array(freezes));
     map.insert("file".into(), ledger.source.name.as_str().into());
     map.insert("has_base".into(), ledger.has_base.into());
+    // What run records must name (FZ404); hashed only when records were given.
+    let runs_given = !facts.runs.is_ready() || facts.runs.get().is_some();
+    if runs_given {
+        map.insert("sha256".into(), ledger.sha256().into());
+    }
     if !map.contains_key("max_window_days") {
         map.insert("max_window_days".into(), Dynamic::UNIT);
     }

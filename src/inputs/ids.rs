@@ -246,6 +246,31 @@ impl IdSetBuilder {
     pub fn build(self) -> IdSet {
         IdSet(Arc::new(self.inner))
     }
+
+    /// Adds one id (see [`IdSetBuilder::push`]) and says where it is in first-seen order.
+    pub fn insert(&mut self, id: &str) -> usize {
+        match self.inner.find(id) {
+            Some(at) => at as usize,
+            None => {
+                self.push(id);
+                self.inner.spans.len() - 1
+            }
+        }
+    }
+
+    /// How many distinct ids so far.
+    pub fn len(&self) -> usize {
+        self.inner.spans.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.inner.spans.is_empty()
+    }
+
+    /// The id's place in first-seen order, if added.
+    pub fn position(&self, id: &str) -> Option<usize> {
+        self.inner.find(id).map(|i| i as usize)
+    }
 }
 
 impl<S: AsRef<str>> FromIterator<S> for IdSet {
@@ -269,6 +294,11 @@ impl IdSet {
 
     pub fn is_empty(&self) -> bool {
         self.0.spans.is_empty()
+    }
+
+    /// The id's place in first-seen order.
+    pub fn position(&self, id: &str) -> Option<usize> {
+        self.0.find(id).map(|i| i as usize)
     }
 
     /// The id at a position in first-seen order.

@@ -12,6 +12,10 @@ use crate::source::Source;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Outcome {
     Passed,
+    /// Marked xfail, and passed (a run record tells it apart; JUnit calls it passed).
+    Xpassed,
+    /// Marked xfail, and failed as expected (JUnit calls it skipped).
+    Xfailed,
     Skipped,
     Failed,
     Error,
@@ -21,6 +25,8 @@ impl Outcome {
     pub fn as_str(self) -> &'static str {
         match self {
             Outcome::Passed => "passed",
+            Outcome::Xpassed => "xpassed",
+            Outcome::Xfailed => "xfailed",
             Outcome::Skipped => "skipped",
             Outcome::Failed => "failed",
             Outcome::Error => "error",
@@ -34,11 +40,14 @@ type JunitAddress = (String, String);
 /// One test case of a JUnit file: its `file` attribute, when given, and its outcome.
 type Case = (Option<String>, Outcome);
 
-/// Outcomes keyed by JUnit `(classname, name)`; `file` kept when the report has it (xunit1).
+/// Outcomes keyed by JUnit `(classname, name)`; `file` kept when the report has it
+/// (xunit1); or, from run records, by node id itself.
 #[derive(Debug, Default, Clone)]
 pub struct Results {
     /// Shared: every script that reads `results` gets a copy of the binding.
     cases: std::sync::Arc<HashMap<JunitAddress, Vec<Case>>>,
+    /// From run records: each collected id's outcome by its place (`None`: did not run).
+    by_id: Option<std::sync::Arc<(crate::inputs::ids::IdSet, Vec<Option<Outcome>>)>>,
 }
 
 impl Results {
@@ -50,9 +59,23 @@ impl Results {
         Ok(results)
     }
 
+    /// Outcomes by node id, as run records give them: each id of `ids` by its place.
+    pub fn by_place(ids: crate::inputs::ids::IdSet, outcomes: Vec<Option<Outcome>>) -> Results {
+        Results {
+            cases: Default::default(),
+            by_id: Some(std::sync::Arc::new((ids, outcomes))),
+        }
+    }
+
     /// The worst outcome recorded for a node id (pytest writes a second `testcase` for a
     /// teardown error), or `None` when it did not run.
     pub fn outcome(&self, node_id: &str) -> Option<Outcome> {
+        if let Some(by_id) = &self.by_id {
+            let (ids, outcomes) = &**by_id;
+            return ids
+                .position(node_id)
+                .and_then(|at| outcomes.get(at).copied().flatten());
+        }
         let (classname, name) = junit_address(node_id);
         let file = crate::inputs::ids::file_of(node_id);
         self.cases
@@ -64,11 +87,14 @@ impl Results {
     }
 
     pub fn len(&self) -> usize {
-        self.cases.len()
+        match &self.by_id {
+            Some(by_id) => by_id.1.iter().flatten().count(),
+            None => self.cases.len(),
+        }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.cases.is_empty()
+        self.len() == 0
     }
 
     fn read(&mut self, source: &Source) -> Result<(), InputError> {

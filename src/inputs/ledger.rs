@@ -232,6 +232,14 @@ impl Ledger {
         self.has_base = true;
     }
 
+    /// The SHA-256 of the ledger's text, as a run record names the ledger its skips were
+    /// derived from.
+    pub fn sha256(&self) -> String {
+        use sha2::Digest;
+        let digest = sha2::Sha256::digest(self.source.text.as_bytes());
+        digest.iter().map(|b| format!("{b:02x}")).collect()
+    }
+
     /// Every frozen test id, in ledger order, each once.
     pub fn derived_skips(&self) -> Vec<String> {
         let mut seen = rustc_hash::FxHashSet::default();

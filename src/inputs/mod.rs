@@ -5,6 +5,7 @@ pub mod ids;
 pub mod junit;
 pub mod ledger;
 pub mod owners;
+pub mod run_record;
 pub mod samples;
 pub mod tools;
 pub mod tree;
@@ -37,6 +38,11 @@ pub struct Facts {
     pub results: Deferred<Results>,
     /// Lines per test from `--coverage` reports (optional, like `results`).
     pub coverage: Deferred<Coverage>,
+    /// Run records (`--run`), merged; the collection, applied skips, results and samples
+    /// come from them unless their own flags are given.
+    pub runs: Deferred<run_record::Runs>,
+    /// The commit under judgement (`--commit`, else HEAD).
+    pub commit: Option<String>,
     pub today: jiff::civil::Date,
     pub target_branch: Option<String>,
     /// The ref config and policies were read from (`--trusted-ref`).
@@ -58,6 +64,8 @@ impl Facts {
             applied_skips: None.into(),
             results: None.into(),
             coverage: None.into(),
+            runs: None.into(),
+            commit: None,
             today,
             target_branch: None,
             trusted_ref: None,
@@ -75,6 +83,7 @@ impl Facts {
             applied_skips: Deferred::ready(None),
             results: Deferred::ready(None),
             coverage: Deferred::ready(None),
+            runs: Deferred::ready(None),
             ..self
         }
     }
@@ -345,7 +354,7 @@ const fn input(name: &'static str, flag: &'static str, presence: Presence) -> In
 
 /// Every input, once: its binding name, the flags that provide it, and what its absence
 /// means.
-pub const INPUTS: [Input; 13] = [
+pub const INPUTS: [Input; 15] = [
     input(
         "ledger",
         "--ledger FILE (or `ledger` in config)",
@@ -379,6 +388,16 @@ pub const INPUTS: [Input; 13] = [
     ),
     input("coverage", "--coverage FILE", Presence::Optional),
     input("trusted_ref", "--trusted-ref REF", Presence::Optional),
+    input(
+        "runs",
+        "--run FILE (or `run` in config): a record of `pytest --freezegate`",
+        Presence::Optional,
+    ),
+    input(
+        "commit",
+        "--commit SHA (or a git checkout)",
+        Presence::Optional,
+    ),
 ];
 
 /// The input of that binding name.

@@ -135,7 +135,7 @@ impl Samples {
         if any_observed {
             samples.has_properties = true;
             for (property, count) in observed.counts() {
-                samples.keep_largest(property, count);
+                samples.keep(property, count);
             }
         }
         Ok(samples)
@@ -143,7 +143,7 @@ impl Samples {
 
     /// Counts from different inputs cannot be unioned, so the largest is kept (a lower
     /// bound).
-    fn keep_largest(&mut self, property: String, count: Count) {
+    pub fn keep(&mut self, property: String, count: Count) {
         let slot = std::sync::Arc::make_mut(&mut self.properties)
             .entry(property)
             .or_insert(count);
@@ -187,7 +187,7 @@ impl Samples {
                             Some(Value::Int(n)) if *n >= 0 => *n,
                             _ => return Err(bad(count, &format!("property `{id}` needs {{\"distinct\": N}} with N ≥ 0"))),
                         };
-                        self.keep_largest(id.to_string(), Count::given(n));
+                        self.keep(id.to_string(), Count::given(n));
                     }
                 }
                 _ => return Err(bad(value, &format!("unexpected `{key}`: expected `distinct` (a count) or `properties` (a table)"))),

@@ -138,6 +138,16 @@ pub fn ci_target_branch(env: impl Fn(&str) -> Option<String>) -> Option<String> 
     None
 }
 
+/// Whether tracked files differ from HEAD (untracked files do not count).
+pub fn is_dirty(repo_root: &Path) -> bool {
+    git(
+        repo_root,
+        &["status", "--porcelain", "--untracked-files=no"],
+    )
+    .map(|out| out.status.success() && !out.stdout.is_empty())
+    .unwrap_or(false)
+}
+
 /// The merge base of `base` and HEAD (what `git diff base...HEAD` compares with).
 pub fn merge_base(base: &str, repo_root: &Path) -> Option<String> {
     let output = git(repo_root, &["merge-base", base, "HEAD"]).ok()?;

@@ -2,6 +2,8 @@
 //! the real binary over it.
 #![allow(dead_code)]
 
+pub mod wheel;
+
 use std::path::{Path, PathBuf};
 use std::process::Output;
 

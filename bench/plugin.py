@@ -1,0 +1,207 @@
+#!/usr/bin/env python3
+"""The pytest plugin's cost, and the run record against today's artifacts (issue 16).
+
+    python3 bench/plugin.py [--runs 3] [--tests 20000] [--record-tests 1000000]
+
+On a generated suite (plain, parametrized and class tests with trivial bodies, and 50
+Hypothesis properties) in a temporary git repository, with this tree's release wheel
+installed into the pinned venv (`.ci/python-env`):
+
+1. `pytest` against `pytest --freezegate` (target: at most 5 % more wall time);
+2. today's flow, `pytest` + the demo's conftest hook (observability files, JUnit,
+   gate/skipped.json) + `freezegate check --collect ...`, against `pytest --freezegate`
+   + `freezegate check --run` (target: at least 1.3x faster);
+3. `check --run` on a generated record of a million tests against `check --collected`
+   on the same ids (targets: within 1.5x the time, peak RSS within 2x the record's size).
+
+Medians over the runs, the variants taking turns run by run.
+"""
+import argparse
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+VENV = os.environ.get("FREEZEGATE_VENV", os.path.join(ROOT, ".venv"))
+PYTHON = os.path.join(VENV, "bin", "python")
+TODAY = "2026-11-30"
+PROPERTIES = 50
+
+
+def run(args, cwd, env=None, check=True):
+    """Wall seconds and peak RSS (KiB) of one child process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    started = time.perf_counter()
+    done = subprocess.run(args, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    elapsed = time.perf_counter() - started
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    if check and done.returncode not in (0, 1):
+        sys.exit(f"{' '.join(args)} exited {done.returncode}:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
+    return elapsed, max(peak, before), done
+
+
+def peak_rss_kib(args, cwd):
+    """Peak RSS of one process alone, from GNU time when it is there, else getrusage."""
+    if shutil.which("/usr/bin/time"):
+        done = subprocess.run(["/usr/bin/time", "-f", "%M"] + args, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        return int(done.stderr.strip().splitlines()[-1])
+    return run(args, cwd, check=False)[1]
+
+
+def build_and_install():
+    subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
+    subprocess.run([PYTHON, "-m", "pip", "install", "-q", "--disable-pip-version-check", "-r", os.path.join(ROOT, ".ci/requirements-packaging.txt")], check=True)
+    out = os.path.join(ROOT, "target/bench/wheels")
+    shutil.rmtree(out, ignore_errors=True)
+    subprocess.run([PYTHON, "-m", "maturin", "build", "--release", "--quiet", "--out", out], cwd=ROOT, check=True)
+    wheel = [os.path.join(out, f) for f in os.listdir(out) if f.endswith(".whl")][0]
+    subprocess.run([PYTHON, "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall", "--disable-pip-version-check", wheel], check=True)
+    return wheel, os.path.join(VENV, "bin", "freezegate")
+
+
+def generate_suite(root, tests):
+    per_file = 100
+    files = max(1, tests // per_file)
+    os.makedirs(os.path.join(root, "tests"))
+    open(os.path.join(root, "tests", "__init__.py"), "w").close()
+    frozen = []
+    for f in range(files):
+        lines = ["import pytest", ""]
+        # 60 functions, 5 parametrized x 4 cases, a class of 20 methods: 100 tests.
+        for t in range(60):
+            lines += [f"def test_f{t}():", "    assert True", ""]
+        for t in range(5):
+            lines += ["@pytest.mark.parametrize('n', [1, 2, 3, 4])", f"def test_p{t}(n):", "    assert n > 0", ""]
+        lines += ["class TestC:"]
+        for t in range(20):
+            lines += [f"    def test_m{t}(self):", "        assert True", ""]
+        with open(os.path.join(root, "tests", f"test_mod{f}.py"), "w") as out:
+            out.write("\n".join(lines))
+        if f % 20 == 0:
+            frozen.append(f"tests/test_mod{f}.py::test_f0")
+    props = ["from hypothesis import given, settings, strategies as st", ""]
+    for p in range(PROPERTIES):
+        props += ["@settings(max_examples=100, database=None, derandomize=True)", "@given(st.integers())", f"def test_prop{p}(x):", "    assert x == x", ""]
+    with open(os.path.join(root, "tests", "test_props.py"), "w") as out:
+        out.write("\n".join(props))
+    freezes = [
+        {"test_id": t, "reason": "r", "owner": "o", "opened": "2026-11-25", "expires": "2026-12-05",
+         "invariant": "i", "compensating_property": f"tests/test_props.py::test_prop{i}"}
+        for i, t in enumerate(frozen)
+    ]
+    os.makedirs(os.path.join(root, "gate"))
+    with open(os.path.join(root, "gate", "freeze_ledger.json"), "w") as out:
+        json.dump({"schema": 1, "freezes": freezes}, out, indent=1)
+    with open(os.path.join(root, "freezegate.toml"), "w") as out:
+        out.write(f'collect_command = [{json.dumps(PYTHON)}, "-m", "pytest", "--collect-only", "-q", "--no-header", "-p", "no:freezegate"]\n')
+    with open(os.path.join(root, "gate", "changed.txt"), "w") as out:
+        out.write("tests/test_props.py\n")
+    shutil.copy(os.path.join(ROOT, "examples/pytest-demo/conftest.py"), os.path.join(root, "conftest_hook.py"))
+    with open(os.path.join(root, ".gitignore"), "w") as out:
+        out.write("gate/run.json\ngate/skipped.json\ngate/junit.xml\n.hypothesis/\n__pycache__/\n")
+    git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@invalid"]
+    subprocess.run(git + ["init", "-q", "-b", "main"], cwd=root, check=True)
+    subprocess.run(git + ["add", "-A"], cwd=root, check=True)
+    subprocess.run(git + ["commit", "-q", "-m", "suite"], cwd=root, check=True)
+    return len(frozen)
+
+
+def median(values):
+    return statistics.median(values)
+
+
+def suite_benchmark(binary, runs, tests):
+    root = tempfile.mkdtemp(prefix="freezegate-bench-plugin-")
+    generate_suite(root, tests)
+    env = dict(os.environ, FREEZEGATE=binary, PYTHONDONTWRITEBYTECODE="1")
+    env.pop("HYPOTHESIS_EXPERIMENTAL_OBSERVABILITY", None)
+    pytest = [PYTHON, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    hook_env = dict(env, HYPOTHESIS_EXPERIMENTAL_OBSERVABILITY="1")
+    timings = {"plain": [], "plugin": [], "today": [], "record": []}
+    for _ in range(runs):
+        timings["plain"].append(run(pytest + ["-p", "no:freezegate"], root, env)[0])
+        plugin_time = run(pytest + ["--freezegate"], root, env)[0]
+        timings["plugin"].append(plugin_time)
+        check_run = run([binary, "check", "--run", "gate/run.json", "--changed", "gate/changed.txt", "--today", TODAY, "--format", "json"], root, env)
+        timings["record"].append(plugin_time + check_run[0])
+        shutil.rmtree(os.path.join(root, ".hypothesis"), ignore_errors=True)
+        # Today's flow: the conftest hook, observability files and JUnit, then a second
+        # pytest process collecting for the gate.
+        hooked = run(pytest + ["-p", "no:freezegate", "-p", "conftest_hook", "--junitxml", "gate/junit.xml"], root, dict(hook_env, PYTHONPATH=root))[0]
+        check_collect = run([binary, "check", "--collect", "--changed", "gate/changed.txt", "--samples", ".hypothesis/observed",
+                             "--junit", "gate/junit.xml", "--applied-skips", "gate/skipped.json",
+                             "--today", TODAY, "--format", "json"], root, env)
+        timings["today"].append(hooked + check_collect[0])
+    with open(os.path.join(root, "gate", "run.json")) as record:
+        tests_recorded = len(json.load(record)["tests"])
+    shutil.rmtree(root, ignore_errors=True)
+    return {k: median(v) for k, v in timings.items()}, tests_recorded
+
+
+def record_benchmark(binary, runs, count):
+    root = tempfile.mkdtemp(prefix="freezegate-bench-record-")
+    ids = [f"tests/pkg{i % 97}/test_mod{i // 50}.py::test_case_{i}" for i in range(count)]
+    os.makedirs(os.path.join(root, "gate"))
+    with open(os.path.join(root, "gate", "freeze_ledger.json"), "w") as out:
+        json.dump({"schema": 1, "freezes": [{"test_id": ids[7], "reason": "r", "owner": "o", "opened": "2026-11-25",
+                                              "expires": "2026-12-05", "invariant": "i", "compensating_property": ids[8]}]}, out)
+    with open(os.path.join(root, "gate", "collected.txt"), "w") as out:
+        out.write("\n".join(ids) + f"\n\n{count} tests collected in 1.00s\n")
+    with open(os.path.join(root, "gate", "changed.txt"), "w") as out:
+        out.write(ids[8].split("::")[0] + "\n")
+    sha = json.loads(subprocess.run([binary, "skips", "--format", "plugin"], cwd=root, capture_output=True, text=True, check=True).stdout)["ledger_sha256"]
+    tests = {i: {"outcome": "passed", "lines": [3, 4]} for i in ids}
+    tests[ids[7]] = {"outcome": "skipped", "source": "ledger", "reason": "frozen", "file": ids[7].split("::")[0], "line": 3, "lines": [3, 4]}
+    record = {"version": 1, "kind": "freezegate run record", "commit": None, "dirty": False, "ledger": "gate/freeze_ledger.json",
+              "ledger_sha256": sha, "complete": True, "exitstatus": 0, "collected": ids, "deselected": [], "dropped": [],
+              "markers": {}, "tests": tests, "collection_skips": [], "samples": {ids[8]: {"distinct": 50, "method": "choice sequences"}}}
+    path = os.path.join(root, "gate", "run.json")
+    with open(path, "w") as out:
+        json.dump(record, out, separators=(",", ":"))
+    size = os.path.getsize(path)
+    common = ["--changed", "gate/changed.txt", "--today", TODAY, "--format", "json", "--select", "FZ2"]
+    by_run = [binary, "check", "--run", "gate/run.json"] + common
+    by_collected = [binary, "check", "--collected", "gate/collected.txt"] + common
+    times = {"run": [], "collected": []}
+    for _ in range(runs):
+        times["run"].append(run(by_run, root)[0])
+        times["collected"].append(run(by_collected, root)[0])
+    rss = peak_rss_kib(by_run, root) * 1024
+    shutil.rmtree(root, ignore_errors=True)
+    return {k: median(v) for k, v in times.items()}, rss, size
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--tests", type=int, default=20000)
+    parser.add_argument("--record-tests", type=int, default=1_000_000)
+    args = parser.parse_args()
+    wheel, binary = build_and_install()
+    print(f"wheel: {os.path.basename(wheel)}, {os.path.getsize(wheel) / 1e6:.1f} MB")
+    suite, recorded = suite_benchmark(binary, args.runs, args.tests)
+    print(f"suite: {recorded} tests in the record ({args.tests} generated + {PROPERTIES} properties), median of {args.runs} runs")
+    overhead = suite["plugin"] / suite["plain"] - 1
+    speedup = suite["today"] / suite["record"]
+    print(f"  pytest                       {suite['plain']:.2f} s")
+    print(f"  pytest --freezegate          {suite['plugin']:.2f} s  ({overhead * 100:+.1f} %, target <= +5 %)")
+    print(f"  today: hook + check --collect {suite['today']:.2f} s")
+    print(f"  plugin + check --run         {suite['record']:.2f} s  ({speedup:.2f}x faster, target >= 1.3x)")
+    times, rss, size = record_benchmark(binary, args.runs, args.record_tests)
+    ratio = times["run"] / times["collected"]
+    print(f"record of {args.record_tests} tests ({size / 1e6:.1f} MB):")
+    print(f"  check --collected            {times['collected'] * 1000:.0f} ms")
+    print(f"  check --run                  {times['run'] * 1000:.0f} ms  ({ratio:.2f}x, target <= 1.5x)")
+    print(f"  peak RSS of check --run      {rss / 1e6:.1f} MB  ({rss / size:.2f}x the record, target <= 2x)")
+    met = overhead <= 0.05 and speedup >= 1.3 and ratio <= 1.5 and rss <= 2 * size
+    print("all targets met" if met else "NOT all targets met")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,487 @@
+"""The freezegate pytest plugin: applies exactly the ledger's skips and writes the run
+record (``gate/run.json``) that ``freezegate check --run`` judges.
+
+Inert until enabled with ``--freezegate`` (or ini ``freezegate = true``). Every decision
+it can leave to the binary stays there: the skip set, the ledger's digest, the commit
+and whether the checkout is dirty all come from ``freezegate skips --format plugin``,
+the one parser of the ledger. Under pytest-xdist the controller asks the binary once,
+hands the answer to the workers, and merges what they collected; it writes the record.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Set, Tuple
+
+import pytest
+
+RECORD_VERSION = 1
+RECORD_KIND = "freezegate run record"
+DEFAULT_RECORD = "gate/run.json"
+_WORKER_KEY = "freezegate"
+
+# What an outcome is worse than: a test counts once, at its worst phase.
+_RANK = {"passed": 0, "xpassed": 1, "xfailed": 2, "skipped": 3, "failed": 4, "error": 5}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("freezegate", "freezegate: ledger skips and the run record")
+    group.addoption(
+        "--freezegate",
+        action="store_true",
+        default=None,
+        help="apply the freeze ledger's skips and write the run record for `freezegate check --run`",
+    )
+    group.addoption(
+        "--freezegate-record",
+        metavar="PATH",
+        default=None,
+        help=f"where to write the run record, relative to the invocation directory (default: {DEFAULT_RECORD})",
+    )
+    parser.addini("freezegate", type="bool", default=False, help="enable the freezegate plugin")
+    parser.addini(
+        "freezegate_record", default=DEFAULT_RECORD, help="the run record's path (see --freezegate-record)"
+    )
+
+
+def _enabled(config: pytest.Config) -> bool:
+    flag = config.getoption("freezegate")
+    return bool(flag) if flag is not None else bool(config.getini("freezegate"))
+
+
+def _is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+def find_binary() -> str:
+    """`$FREEZEGATE`, else the `freezegate` of this environment, else `PATH`."""
+    explicit = os.environ.get("FREEZEGATE")
+    if explicit:
+        if not (os.path.isfile(explicit) and os.access(explicit, os.X_OK)):
+            raise pytest.UsageError(f"freezegate: $FREEZEGATE={explicit} is not an executable file")
+        return explicit
+    name = "freezegate.exe" if os.name == "nt" else "freezegate"
+    for scripts in (sysconfig.get_path("scripts"), os.path.dirname(sys.executable)):
+        candidate = os.path.join(scripts, name)
+        if scripts and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    found = shutil.which("freezegate")
+    if found:
+        return found
+    raise pytest.UsageError(
+        "freezegate: no freezegate executable: set $FREEZEGATE, install freezegate into this "
+        f"environment ({sysconfig.get_path('scripts')}), or put it on PATH"
+    )
+
+
+def ask_binary(invocation_dir: Path) -> Dict[str, Any]:
+    """The skips the ledger derives at this commit, with the ledger's digest and the
+    commit, from the binary (the same config discovery as `freezegate check`)."""
+    binary = find_binary()
+    try:
+        done = subprocess.run(
+            [binary, "skips", "--format", "plugin"],
+            cwd=str(invocation_dir),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    except OSError as error:
+        raise pytest.UsageError(f"freezegate: could not run {binary}: {error}") from error
+    if done.returncode != 0:
+        raise pytest.UsageError(
+            f"freezegate: `{binary} skips` failed (exit {done.returncode}); no test ran:\n{done.stderr.strip()}"
+        )
+    try:
+        answer = json.loads(done.stdout)
+        skips = answer["skips"]
+    except (ValueError, KeyError, TypeError) as error:
+        raise pytest.UsageError(
+            f"freezegate: `{binary} skips --format plugin` printed no skip set ({error}): "
+            "is it the freezegate of this plugin's release?"
+        ) from error
+    if not isinstance(skips, list):
+        raise pytest.UsageError("freezegate: the binary's skip set is not a list")
+    return answer
+
+
+def covered_by(node_id: str, frozen: Set[str]) -> bool:
+    """A frozen id covers itself, its parametrized cases and, for a class, its tests."""
+    if node_id in frozen:
+        return True
+    head = node_id.split("[", 1)[0]
+    if head != node_id and head in frozen:
+        return True
+    parts = head.split("::")
+    return any("::".join(parts[:end]) in frozen for end in range(2, len(parts)))
+
+
+def _line_span(item: pytest.Item) -> Optional[List[int]]:
+    """The first (decorators included) and last source line of a test function."""
+    code = getattr(getattr(item, "obj", None), "__code__", None)
+    if code is None:
+        return None
+    first = code.co_firstlineno
+    if hasattr(code, "co_lines"):
+        last = max((line for _, _, line in code.co_lines() if line is not None), default=first)
+    else:  # Python 3.9
+        import dis
+
+        last = max((line for _, line in dis.findlinestarts(code)), default=first)
+    return [first, max(first, last)]
+
+
+class Collection:
+    """What one process collected: the ids before deselection, what was deselected, and
+    what was dropped without a word. Under xdist each worker collects; the controller
+    merges them."""
+
+    def __init__(self) -> None:
+        self.collected: List[str] = []
+        self.deselected: Set[str] = set()
+        self.dropped: Set[str] = set()
+        self.markers: Dict[str, List[str]] = {}
+        self.lines: Dict[str, List[int]] = {}
+
+    def to_json(self) -> Dict[str, Any]:
+        return {
+            "collected": self.collected,
+            "deselected": sorted(self.deselected),
+            "dropped": sorted(self.dropped),
+            "markers": self.markers,
+            "lines": self.lines,
+        }
+
+    def merge(self, other: Dict[str, Any]) -> None:
+        seen = set(self.collected)
+        self.collected.extend(i for i in other["collected"] if i not in seen)
+        self.deselected.update(other["deselected"])
+        self.dropped.update(other["dropped"])
+        self.markers.update(other["markers"])
+        self.lines.update(other["lines"])
+
+
+class Samples:
+    """Distinct inputs per Hypothesis property for this run only, counted in process by
+    what Hypothesis drew (its choice sequence) where it has one."""
+
+    def __init__(self) -> None:
+        # property -> (run_start, keys, counted by choices)
+        self.runs: Dict[str, Tuple[float, Set[Any], bool]] = {}
+        self.installed = False
+
+    def install(self) -> None:
+        try:
+            from hypothesis.internal import observability
+        except ImportError:
+            return  # no Hypothesis: no properties to count
+        if not hasattr(observability, "add_observability_callback"):
+            return
+        if "HYPOTHESIS_EXPERIMENTAL_OBSERVABILITY" not in os.environ:
+            # Nobody asked for observability files: skip the per-example line coverage
+            # Hypothesis would otherwise collect for them.
+            observability.OBSERVABILITY_COLLECT_COVERAGE = False
+        observability.OBSERVABILITY_CHOICES = True
+        observability.add_observability_callback(self.observe, all_threads=True)
+        self.installed = True
+
+    def observe(self, observation: Any, thread_id: int = 0) -> None:
+        if getattr(observation, "type", None) != "test_case":
+            return
+        if getattr(observation, "status", None) not in ("passed", "failed"):
+            return
+        prop = observation.property
+        start = float(getattr(observation, "run_start", 0.0) or 0.0)
+        nodes = getattr(getattr(observation, "metadata", None), "choice_nodes", None)
+        if nodes is not None:
+            key: Any = tuple((node.type, repr(node.value)) for node in nodes)
+        else:
+            key = json.dumps(observation.arguments, sort_keys=True, default=repr)
+        current = self.runs.get(prop)
+        if current is None or start > current[0]:
+            current = (start, set(), nodes is not None)
+            self.runs[prop] = current
+        elif start < current[0]:
+            return  # an earlier run of a property run twice: only the latest counts
+        current[1].add(key)
+        if nodes is None and current[2]:
+            self.runs[prop] = (current[0], current[1], False)
+
+    def to_json(self) -> Dict[str, Any]:
+        return {
+            prop: {"distinct": len(keys), "method": "choice sequences" if choices else "arguments"}
+            for prop, (_, keys, choices) in self.runs.items()
+        }
+
+
+
+class FreezegatePlugin:
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.invocation_dir = Path(config.invocation_params.dir)
+        self.rootdir = Path(config.rootpath)
+        record = config.getoption("freezegate_record") or config.getini("freezegate_record")
+        self.record_path = self.invocation_dir / record
+        self.answer: Dict[str, Any] = {}
+        self.collection = Collection()
+        self.worker_collections: List[Dict[str, Any]] = []
+        self.worker_samples: Dict[str, Any] = {}
+        self.samples = Samples()
+        self.tests: Dict[str, Dict[str, Any]] = {}
+        self.collection_skips: Dict[str, Dict[str, Any]] = {}
+        self.crashed = False
+        self.collection_failed = False
+        self.is_worker = _is_worker(config)
+        self._before: List[str] = []
+
+    # -- session start ---------------------------------------------------------------
+
+    def start(self) -> None:
+        if _is_worker(self.config):
+            self.answer = json.loads(self.config.workerinput[_WORKER_KEY])
+        else:
+            self.answer = ask_binary(self.invocation_dir)
+            self._check_writable()
+        self.frozen = set(self.answer["skips"])
+        self.samples.install()
+
+    def _check_writable(self) -> None:
+        directory = self.record_path.parent
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            with tempfile.NamedTemporaryFile(dir=str(directory), prefix=".run-", delete=True):
+                pass
+        except OSError as error:
+            raise pytest.UsageError(
+                f"freezegate: cannot write the run record at {self.record_path}: {error}"
+            ) from error
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        node.workerinput[_WORKER_KEY] = json.dumps(self.answer)
+
+    # -- collection (in each worker under xdist) -----------------------------------
+
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config, items: List[pytest.Item]):
+        # Around every other implementation: what pytest collected, before `-k`, `-m`,
+        # `--deselect`, `--lf` or a conftest hook took anything away.
+        self._before = [item.nodeid for item in items]
+        frozen = self.frozen
+        for item in items:
+            if frozen and covered_by(item.nodeid, frozen):
+                ledger = self.answer.get("ledger", "the ledger")
+                item.add_marker(pytest.mark.skip(reason=f"frozen in {ledger} (freezegate)"))
+            span = _line_span(item)
+            if span is not None:
+                self.collection.lines[item.nodeid] = span
+        self._items = {item.nodeid: item for item in items}
+        yield
+
+    def pytest_deselected(self, items: List[pytest.Item]) -> None:
+        for item in items:
+            self.collection.deselected.add(item.nodeid)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        kept = {item.nodeid for item in session.items}
+        self.collection.collected = list(self._before)
+        for node_id in self._before:
+            if node_id not in kept and node_id not in self.collection.deselected:
+                self.collection.dropped.add(node_id)
+        items = getattr(self, "_items", {})
+        for node_id in self.collection.deselected | self.collection.dropped:
+            item = items.get(node_id)
+            if item is not None:
+                self.collection.markers[node_id] = sorted({m.name for m in item.iter_markers()})
+
+    # -- reports (the controller receives every worker's) --------------------------
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if self.is_worker:
+            return
+        if report.failed:
+            self.collection_failed = True
+        if report.skipped and isinstance(report.longrepr, tuple):
+            path, line, reason = report.longrepr
+            self.collection_skips[report.nodeid] = {
+                "nodeid": report.nodeid,
+                "reason": _reason(reason),
+                "file": self._relative(path),
+                "line": line,
+            }
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if self.is_worker:
+            return
+        outcome = _outcome(report)
+        if outcome is None:
+            return
+        entry = self.tests.get(report.nodeid)
+        if entry is None:
+            entry = self.tests[report.nodeid] = {"outcome": "passed"}
+        if outcome == "passed" or _RANK[outcome] < _RANK[entry["outcome"]]:
+            return
+        entry.clear()
+        entry["outcome"] = outcome
+        if outcome in ("skipped", "xfailed", "xpassed"):
+            entry.update(self._skip_detail(report, outcome))
+
+    def _skip_detail(self, report: pytest.TestReport, outcome: str) -> Dict[str, Any]:
+        keywords = report.keywords
+        # Decided from the skip set itself: under xdist the controller marked nothing.
+        if outcome == "skipped" and covered_by(report.nodeid, self.frozen):
+            source = "ledger"
+        elif outcome in ("xfailed", "xpassed"):
+            source = "mark" if "xfail" in keywords else "imperative"
+        elif report.when == "setup" and ("skip" in keywords or "skipif" in keywords):
+            source = "mark"
+        elif "__unittest_skip__" in keywords:
+            source = "mark"
+        else:
+            source = "imperative"
+        detail: Dict[str, Any] = {"source": source}
+        if isinstance(report.longrepr, tuple):
+            path, line, reason = report.longrepr
+            detail.update(reason=_reason(reason), file=self._relative(path), line=line)
+        else:
+            file, line, _ = report.location
+            detail.update(file=file, line=(line + 1) if line is not None else None)
+            wasxfail = getattr(report, "wasxfail", None)
+            if wasxfail:
+                detail["reason"] = wasxfail
+        return detail
+
+    def _relative(self, path: str) -> str:
+        try:
+            return Path(path).resolve().relative_to(self.rootdir.resolve()).as_posix()
+        except ValueError:
+            return Path(path).as_posix()
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        if error:
+            self.crashed = True
+        output = getattr(node, "workeroutput", {}).get(_WORKER_KEY)
+        if output is None:
+            self.crashed = True
+            return
+        payload = json.loads(output)
+        self.worker_collections.append(payload["collection"])
+        self.worker_samples = _max_samples(self.worker_samples, payload["samples"])
+
+    # -- session end -----------------------------------------------------------------
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if _is_worker(self.config):
+            self.config.workeroutput[_WORKER_KEY] = json.dumps(
+                {"collection": self.collection.to_json(), "samples": self.samples.to_json()}
+            )
+            return
+        collection = self.collection
+        if self.worker_collections:
+            collection = Collection()
+            for worker in sorted(self.worker_collections, key=lambda c: len(c["collected"]), reverse=True):
+                collection.merge(worker)
+        samples = self.worker_samples if self.worker_collections else self.samples.to_json()
+        complete = (
+            not self.crashed
+            and not self.collection_failed
+            and int(exitstatus) in (0, 1, 5)
+            and not session.shouldstop
+        )
+        lines = collection.lines
+        tests = {}
+        for node_id in sorted(self.tests):
+            entry = dict(self.tests[node_id])
+            if node_id in lines:
+                entry["lines"] = lines[node_id]
+            tests[node_id] = entry
+        record = {
+            "version": RECORD_VERSION,
+            "kind": RECORD_KIND,
+            "commit": self.answer.get("commit"),
+            "dirty": bool(self.answer.get("dirty")),
+            "ledger": self.answer.get("ledger"),
+            "ledger_sha256": self.answer.get("ledger_sha256"),
+            "complete": complete,
+            "exitstatus": int(exitstatus),
+            "collected": collection.collected,
+            "deselected": sorted(collection.deselected),
+            "dropped": sorted(collection.dropped),
+            "markers": {k: collection.markers[k] for k in sorted(collection.markers)},
+            "tests": tests,
+            "collection_skips": [self.collection_skips[k] for k in sorted(self.collection_skips)],
+            "samples": {k: samples[k] for k in sorted(samples)},
+        }
+        # One line: a record of a monorepo's suite is written and read in a blink.
+        write_atomic(self.record_path, json.dumps(record, separators=(",", ":")) + "\n")
+
+
+def _max_samples(a: Dict[str, Any], b: Dict[str, Any]) -> Dict[str, Any]:
+    """Two processes' counts: a property runs in one process, so this keeps each one's
+    own count (the larger, should a property ever run twice)."""
+    merged = dict(a)
+    for prop, count in b.items():
+        if prop not in merged or count["distinct"] > merged[prop]["distinct"]:
+            merged[prop] = count
+    return merged
+
+
+def _outcome(report: pytest.TestReport) -> Optional[str]:
+    wasxfail = hasattr(report, "wasxfail")
+    if report.when == "call":
+        if report.passed:
+            return "xpassed" if wasxfail else "passed"
+        if report.skipped:
+            return "xfailed" if wasxfail else "skipped"
+        return "failed"
+    if report.failed:
+        return "error"
+    if report.skipped:
+        return "xfailed" if wasxfail else "skipped"
+    return "passed" if report.when == "setup" else None
+
+
+def _reason(text: str) -> str:
+    return text[len("Skipped: "):] if text.startswith("Skipped: ") else text
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Writes via a temporary file and a rename, keeping the mode of the file replaced
+    (a new file gets the umask's)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = path.stat().st_mode & 0o777
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    fd, temporary = tempfile.mkstemp(dir=str(path.parent), prefix=".run-", suffix=".json")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as file:
+            file.write(text)
+        os.chmod(temporary, mode)
+        os.replace(temporary, str(path))
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not _enabled(config):
+        return
+    plugin = FreezegatePlugin(config)
+    plugin.start()
+    config.pluginmanager.register(plugin, "freezegate-session")

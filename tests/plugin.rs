@@ -1,0 +1,567 @@
+//! The pytest plugin, installed from the wheel this tree builds into the pinned venv (the
+//! way a team installs it into its dev environment), run by real pytest, pytest-xdist and
+//! Hypothesis in temporary git repositories; its run record judged by the built binary.
+//!
+//! Needs the venv of `.ci/python-env`; without it these tests fail, they never skip.
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+use common::wheel::{run_ok, wheel};
+use serde_json::{json, Value};
+
+const BIN: &str = env!("CARGO_BIN_EXE_freezegate");
+const TODAY: &str = "2026-11-30";
+const FROZEN: &str = "tests/test_app.py::test_rounding";
+const PROPERTY: &str = "tests/test_props.py::test_never_negative";
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The pinned venv's python, with this tree's wheel installed into it (once per run).
+fn python() -> &'static Path {
+    static PYTHON: OnceLock<PathBuf> = OnceLock::new();
+    PYTHON.get_or_init(|| {
+        let python = common::venv_python_importing(&["pytest", "hypothesis", "xdist"]);
+        run_ok(
+            "pip install <this tree's wheel> into the test venv",
+            Command::new(&python)
+                .args([
+                    "-m",
+                    "pip",
+                    "install",
+                    "-q",
+                    "--disable-pip-version-check",
+                    "--no-index",
+                    "--no-deps",
+                    "--force-reinstall",
+                ])
+                .arg(&wheel().path),
+        );
+        python
+    })
+}
+
+fn hermetic(command: &mut Command) -> &mut Command {
+    command
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "freezegate plugin")
+        .env("GIT_AUTHOR_EMAIL", "plugin@freezegate.invalid")
+        .env("GIT_COMMITTER_NAME", "freezegate plugin")
+        .env("GIT_COMMITTER_EMAIL", "plugin@freezegate.invalid")
+        .env("NO_COLOR", "1")
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_INDEX_FILE")
+        .env_remove("FREEZEGATE")
+        .env_remove("PYTEST_ADDOPTS")
+        .env_remove("PYTHONPATH")
+        .env_remove("HYPOTHESIS_EXPERIMENTAL_OBSERVABILITY")
+        .env_remove("HYPOTHESIS_EXPERIMENTAL_OBSERVABILITY_CHOICES")
+        .env_remove("GITHUB_ACTIONS")
+        .env_remove("GITLAB_CI")
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+}
+
+const APP: &str = r#"import unittest
+
+import pytest
+
+
+def price(amount):
+    return max(0, amount)
+
+
+def test_rounding():
+    assert price(3) == 4  # fails until the rounding fix lands: frozen
+
+
+@pytest.mark.parametrize("amount", [1, 2, 3])
+def test_cases(amount):
+    assert price(amount) == amount
+
+
+class TestGroup:
+    def test_one(self):
+        assert price(1) == 1
+
+    @pytest.mark.slow
+    def test_slow(self):
+        assert price(2) == 2
+
+
+class Legacy(unittest.TestCase):
+    def test_unit(self):
+        self.assertEqual(price(5), 5)
+"#;
+
+const PROPS: &str = r#"from hypothesis import given, settings, strategies as st
+
+from tests.test_app import price
+
+
+@settings(max_examples=50, database=None, derandomize=True)
+@given(st.integers())
+def test_never_negative(amount):
+    assert price(amount) >= 0
+"#;
+
+struct Project {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+}
+
+impl Project {
+    /// A repository with the app's tests, a property, a ledger freezing `test_rounding`,
+    /// and `pytest.ini` enabling the plugin; committed.
+    fn new() -> Project {
+        let dir = tempfile::Builder::new()
+            .prefix("freezegate-plugin-")
+            .tempdir()
+            .unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let project = Project { _dir: dir, root };
+        project.write("tests/__init__.py", "");
+        project.write("tests/test_app.py", APP);
+        project.write("tests/test_props.py", PROPS);
+        project.write(
+            "pytest.ini",
+            "[pytest]\nfreezegate = true\nmarkers =\n    slow: slow tests\n",
+        );
+        project.write(".gitignore", "gate/run*.json\n.hypothesis/\n__pycache__/\n");
+        project.write_ledger(&[FROZEN]);
+        project.git(&["init", "-q", "-b", "main"]);
+        project.commit("tests, a freeze and its property");
+        project
+    }
+
+    fn write(&self, rel: &str, contents: &str) {
+        let path = self.root.join(rel);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, contents).unwrap();
+    }
+
+    fn write_ledger(&self, frozen: &[&str]) {
+        let freezes: Vec<Value> = frozen
+            .iter()
+            .map(|id| {
+                json!({"test_id": id, "reason": "BILL-1: rounding moves to half-even", "owner": "finley",
+                       "opened": "2026-11-25", "expires": "2026-12-05", "invariant": "never negative",
+                       "compensating_property": PROPERTY})
+            })
+            .collect();
+        self.write(
+            "gate/freeze_ledger.json",
+            &serde_json::to_string_pretty(&json!({"schema": 1, "freezes": freezes})).unwrap(),
+        );
+    }
+
+    fn git(&self, args: &[&str]) {
+        run_ok(
+            &format!("git {}", args.join(" ")),
+            hermetic(&mut Command::new("git"))
+                .args(args)
+                .current_dir(&self.root),
+        );
+    }
+
+    fn commit(&self, message: &str) {
+        self.git(&["add", "-A"]);
+        self.git(&["commit", "-q", "-m", message]);
+    }
+
+    /// `python -m pytest ARGS` from `cwd` (relative to the root), with the plugin.
+    fn pytest_in(&self, cwd: &str, args: &[&str]) -> Output {
+        hermetic(&mut Command::new(python()))
+            .args(["-m", "pytest", "-q"])
+            .args(args)
+            .current_dir(self.root.join(cwd))
+            .output()
+            .expect("the venv python runs")
+    }
+
+    fn pytest(&self, args: &[&str]) -> Output {
+        self.pytest_in("", args)
+    }
+
+    /// pytest that must end with `exit` (0 passed, 1 failures), and its record.
+    #[track_caller]
+    fn record(&self, args: &[&str], record: &str) -> Value {
+        let mut all = vec!["--freezegate-record", record];
+        all.extend(args);
+        let out = self.pytest(&all);
+        assert!(
+            matches!(out.status.code(), Some(0) | Some(1)),
+            "pytest {all:?}: {:?}\n{}\n{}",
+            out.status.code(),
+            text(&out.stdout),
+            text(&out.stderr)
+        );
+        serde_json::from_str(&fs::read_to_string(self.root.join(record)).unwrap()).unwrap()
+    }
+
+    fn gate(&self, args: &[&str]) -> (Option<i32>, Value, String) {
+        let out = hermetic(&mut Command::new(BIN))
+            .args(["check", "--format", "json", "--today", TODAY])
+            .args(args)
+            .current_dir(&self.root)
+            .output()
+            .unwrap();
+        let stderr = text(&out.stderr);
+        let report = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        (out.status.code(), report, stderr)
+    }
+}
+
+fn codes(report: &Value) -> Vec<String> {
+    let mut codes: Vec<String> = report["violations"]
+        .as_array()
+        .map(|v| {
+            v.iter()
+                .map(|v| v["code"].as_str().unwrap().to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    codes.sort();
+    codes
+}
+
+#[test]
+fn the_record_applies_the_ledger_and_is_the_same_under_xdist() {
+    let project = Project::new();
+    let plain = project.record(&["-p", "no:xdist"], "gate/run0.json");
+    let sharded = project.record(&["-n", "2"], "gate/run2.json");
+    assert_eq!(plain, sharded, "-n 2 writes the record -n 0 writes");
+
+    let collected = plain["collected"].as_array().unwrap();
+    assert_eq!(collected.len(), 8, "{collected:?}");
+    assert_eq!(plain["complete"], true);
+    assert_eq!(plain["dirty"], false);
+    let tests = &plain["tests"];
+    assert_eq!(tests.as_object().unwrap().len(), 8);
+    let frozen = &tests[FROZEN];
+    assert_eq!(frozen["outcome"], "skipped");
+    assert_eq!(frozen["source"], "ledger");
+    assert_eq!(frozen["file"], "tests/test_app.py");
+    assert_eq!(frozen["lines"], json!([10, 11]));
+    assert_eq!(
+        tests["tests/test_app.py::Legacy::test_unit"]["outcome"],
+        "passed"
+    );
+    assert_eq!(plain["samples"][PROPERTY]["method"], "choice sequences");
+    assert!(plain["samples"][PROPERTY]["distinct"].as_i64().unwrap() >= 8);
+
+    // The gate reads the record alone: no second pytest collection, no other artifact.
+    project.write("gate/changed.txt", "tests/test_props.py\n");
+    let (code, report, stderr) =
+        project.gate(&["--run", "gate/run2.json", "--changed", "gate/changed.txt"]);
+    assert_eq!(code, Some(0), "{report:#}\n{stderr}");
+    assert_eq!(
+        report["summary"]["not_evaluated"],
+        json!(["FZ207", "FZ208", "FZ501"])
+    );
+}
+
+#[test]
+fn a_function_or_class_id_freezes_every_case_under_it() {
+    let project = Project::new();
+    project.write_ledger(&[
+        "tests/test_app.py::test_cases",
+        "tests/test_app.py::TestGroup",
+    ]);
+    project.commit("freeze a parametrized function and a class");
+    let record = project.record(&["-n", "2"], "gate/run.json");
+    for id in [
+        "tests/test_app.py::test_cases[1]",
+        "tests/test_app.py::test_cases[3]",
+        "tests/test_app.py::TestGroup::test_one",
+        "tests/test_app.py::TestGroup::test_slow",
+    ] {
+        assert_eq!(record["tests"][id]["source"], "ledger", "{id}: {record:#}");
+    }
+    assert_eq!(record["tests"][FROZEN]["outcome"], "failed");
+}
+
+#[test]
+fn a_reused_record_judges_another_commit_and_is_refused() {
+    let project = Project::new();
+    project.record(&[], "gate/run.json");
+    project.write("gate/changed.txt", "tests/test_props.py\n");
+    // The next commit reuses its parent's record: the merge queue's way a freeze lies.
+    project.write("tests/test_more.py", "def test_more():\n    assert True\n");
+    project.commit("a later commit");
+    let (code, report, stderr) =
+        project.gate(&["--run", "gate/run.json", "--changed", "gate/changed.txt"]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert_eq!(codes(&report), ["FZ404"]);
+    // `--commit` names the commit the tests ran on (a merge commit checkout).
+    let parent = {
+        let out = hermetic(&mut Command::new("git"))
+            .args(["rev-parse", "HEAD~1"])
+            .current_dir(&project.root)
+            .output()
+            .unwrap();
+        text(&out.stdout).trim().to_string()
+    };
+    let (code, _, stderr) = project.gate(&[
+        "--run",
+        "gate/run.json",
+        "--changed",
+        "gate/changed.txt",
+        "--commit",
+        &parent,
+    ]);
+    assert_eq!(code, Some(0), "{stderr}");
+
+    // A ledger edited after the run: the record's skips came from another ledger.
+    project.write_ledger(&[FROZEN, "tests/test_app.py::test_cases"]);
+    project.commit("freeze more");
+    let (code, report, _) = project.gate(&[
+        "--run",
+        "gate/run.json",
+        "--changed",
+        "gate/changed.txt",
+        "--commit",
+        &parent,
+    ]);
+    assert_eq!(code, Some(1));
+    let messages: Vec<&str> = report["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|v| v["code"] == "FZ404")
+        .map(|v| v["message"].as_str().unwrap())
+        .collect();
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.contains("applied the skips of another ledger")),
+        "{messages:?}"
+    );
+}
+
+#[test]
+fn deselected_and_dropped_tests_are_recorded_with_their_markers() {
+    let project = Project::new();
+    project.write(
+        "tests/conftest.py",
+        "def pytest_collection_modifyitems(items):\n    items[:] = [i for i in items if 'test_one' not in i.nodeid]\n",
+    );
+    project.commit("a hook that drops a test");
+    for args in [vec!["-p", "no:xdist"], vec!["-n", "2"]] {
+        let mut args = args;
+        args.extend([
+            "-m",
+            "not slow",
+            "--deselect",
+            "tests/test_app.py::test_cases[2]",
+        ]);
+        let record = project.record(&args, "gate/run.json");
+        assert_eq!(
+            record["deselected"],
+            json!([
+                "tests/test_app.py::TestGroup::test_slow",
+                "tests/test_app.py::test_cases[2]"
+            ]),
+            "{args:?}"
+        );
+        assert_eq!(
+            record["dropped"],
+            json!(["tests/test_app.py::TestGroup::test_one"])
+        );
+        assert_eq!(
+            record["markers"]["tests/test_app.py::TestGroup::test_slow"],
+            json!(["slow"])
+        );
+        assert_eq!(record["collected"].as_array().unwrap().len(), 8);
+    }
+}
+
+#[test]
+fn the_record_is_written_where_pytest_was_invoked_and_ids_stay_the_rootdirs() {
+    let project = Project::new();
+    let out = project.pytest_in("tests", &["-p", "no:cacheprovider"]);
+    assert!(
+        matches!(out.status.code(), Some(0)),
+        "{}",
+        text(&out.stdout)
+    );
+    let record: Value = serde_json::from_str(
+        &fs::read_to_string(project.root.join("tests/gate/run.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(record["tests"][FROZEN].is_object(), "{record:#}");
+    // --lf deselects what passed last time: recorded as deselected.
+    let record = project.record(&["--lf"], "gate/run.json");
+    assert_eq!(record["complete"], true);
+}
+
+#[test]
+fn an_interrupted_or_failed_collection_is_an_incomplete_record_the_gate_refuses() {
+    let project = Project::new();
+    project.write("tests/test_broken.py", "import not_a_module_anywhere\n");
+    let out = project.pytest(&[]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+    let (code, _, stderr) = project.gate(&["--run", "gate/run.json", "--changed", "/dev/null"]);
+    assert_eq!(code, Some(2));
+    common::assert_contains(&stderr, "gate/run.json: is an incomplete run record");
+}
+
+#[test]
+fn bad_setups_stop_pytest_before_any_test_runs() {
+    let project = Project::new();
+    // The binary named by $FREEZEGATE is missing.
+    let out = hermetic(&mut Command::new(python()))
+        .args(["-m", "pytest", "-q"])
+        .current_dir(&project.root)
+        .env("FREEZEGATE", project.root.join("no-such-binary"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(4),
+        "a usage error: {}",
+        text(&out.stdout)
+    );
+    common::assert_contains(&text(&out.stderr), "$FREEZEGATE=");
+    assert!(!text(&out.stdout).contains("passed"), "no test ran");
+
+    // A ledger that does not parse: the binary's error, named.
+    project.write("gate/freeze_ledger.json", "{\"schema\": 1, \"freezes\": [");
+    let out = project.pytest(&[]);
+    assert_eq!(out.status.code(), Some(4));
+    common::assert_contains(&text(&out.stderr), "gate/freeze_ledger.json");
+    project.write_ledger(&[FROZEN]);
+
+    // An unwritable record path.
+    project.write(
+        "gate/blocked",
+        "a file where the record's directory should be",
+    );
+    let out = project.pytest(&["--freezegate-record", "gate/blocked/run.json"]);
+    assert_eq!(out.status.code(), Some(4));
+    common::assert_contains(&text(&out.stderr), "cannot write the run record");
+
+    // Off by default: without the ini option nothing is skipped or written.
+    project.write("pytest.ini", "[pytest]\n");
+    fs::remove_file(project.root.join("gate/run.json")).ok();
+    let out = project.pytest(&["-p", "no:cacheprovider"]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "the frozen test runs, and fails"
+    );
+    assert!(!project.root.join("gate/run.json").exists());
+}
+
+#[test]
+fn the_record_serves_freeze_add_and_stats() {
+    let project = Project::new();
+    project.record(&[], "gate/run.json");
+    let freeze = |property: &str| {
+        hermetic(&mut Command::new(BIN))
+            .args([
+                "freeze",
+                "add",
+                "tests/test_app.py::test_cases[2]",
+                "--owner",
+                "finley",
+                "--reason",
+                "BILL-2",
+                "--invariant",
+                "never negative",
+                "--property",
+                property,
+                "--run",
+                "gate/run.json",
+                "--today",
+                TODAY,
+            ])
+            .current_dir(&project.root)
+            .output()
+            .unwrap()
+    };
+    let out = freeze("tests/test_props.py::test_never_negativ");
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    common::assert_contains(&text(&out.stdout), &format!("did you mean {PROPERTY}?"));
+    let out = freeze(PROPERTY);
+    assert!(out.status.success(), "{}", text(&out.stdout));
+
+    let out = hermetic(&mut Command::new(BIN))
+        .args([
+            "stats",
+            "--run",
+            "gate/run.json",
+            "--format",
+            "json",
+            "--today",
+            TODAY,
+        ])
+        .args(["--changed", "/dev/null"])
+        .current_dir(&project.root)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stats: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(stats["deposit"]["evaluated"], true, "{stats:#}");
+}
+
+#[test]
+fn init_sets_the_plugin_up_and_its_next_steps_work() {
+    let project = Project::new();
+    fs::remove_file(project.root.join("pytest.ini")).unwrap();
+    fs::remove_file(project.root.join(".gitignore")).unwrap();
+    fs::remove_file(project.root.join("gate/freeze_ledger.json")).unwrap();
+    project.write(
+        "pyproject.toml",
+        "[project]\nname = \"app\"\n\n[tool.pytest.ini_options]\nmarkers = [\"slow: slow tests\"]\n",
+    );
+    let out = hermetic(&mut Command::new(BIN))
+        .arg("init")
+        .current_dir(&project.root)
+        .output()
+        .unwrap();
+    let shown = text(&out.stdout);
+    assert!(out.status.success(), "{shown}{}", text(&out.stderr));
+    common::assert_contains(
+        &shown,
+        "updated  pyproject.toml (freezegate = true in [tool.pytest.ini_options])",
+    );
+    common::assert_contains(
+        &shown,
+        "freezegate check --run gate/run.json --base origin/main",
+    );
+    assert!(!shown.contains("examples/pytest-demo"), "{shown}");
+    let pyproject = fs::read_to_string(project.root.join("pyproject.toml")).unwrap();
+    common::assert_contains(&pyproject, "freezegate = true");
+    common::assert_contains(
+        &fs::read_to_string(project.root.join(".gitignore")).unwrap(),
+        "gate/run*.json",
+    );
+    project.write_ledger(&[FROZEN]);
+    project.commit("adopt freezegate");
+    // The plugin is on from pytest's own config; the record is ignored by git.
+    let out = project.pytest(&["-p", "no:cacheprovider"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    let record: Value =
+        serde_json::from_str(&fs::read_to_string(project.root.join("gate/run.json")).unwrap())
+            .unwrap();
+    assert_eq!(record["tests"][FROZEN]["source"], "ledger");
+    assert_eq!(
+        record["dirty"], false,
+        "gate/run.json is ignored, the checkout stays clean"
+    );
+    let again = hermetic(&mut Command::new(BIN))
+        .arg("init")
+        .current_dir(&project.root)
+        .output()
+        .unwrap();
+    common::assert_contains(&text(&again.stdout), "kept     pyproject.toml");
+    common::assert_contains(&text(&again.stdout), "kept     .gitignore");
+}
