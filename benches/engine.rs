@@ -105,6 +105,8 @@ fn evaluate_pack(bencher: divan::Bencher) {
             coverage: None.into(),
             runs: None.into(),
             commit: None,
+            baseline: Default::default(),
+            base_collected: None.into(),
             today: "2026-11-30".parse().unwrap(),
             target_branch: Some("main".into()),
             trusted_ref: None,

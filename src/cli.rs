@@ -38,6 +38,10 @@ pub enum Command {
     Init,
     /// Add, renew or remove a freeze in the ledger (validated, written atomically).
     Freeze(FreezeArgs),
+    /// Record the run's skips, xfails, deselections and collection skips that the ledger
+    /// does not derive in the skip baseline (`skip_baseline`), for review: how a
+    /// repository with existing skips adopts the gate.
+    Baseline(Box<BaselineArgs>),
     /// Print shell completions.
     Completions(CompletionsArgs),
     /// Run policy fixture cases: each folder with a case.toml must report exactly the
@@ -127,6 +131,17 @@ pub struct FactArgs {
     /// to its commit. Repeatable (shards merge). Default: `run` in config.
     #[arg(long = "run", value_name = "FILE")]
     pub run: Vec<PathBuf>,
+    /// The base branch's run record(s): its collection, to find tests this patch
+    /// removed (FZ603) or hid (FZ604). Repeatable (shards).
+    #[arg(
+        long = "base-run",
+        value_name = "FILE",
+        conflicts_with = "base_collected"
+    )]
+    pub base_run: Vec<PathBuf>,
+    /// The base's collection (as --collected takes it), instead of --base-run.
+    #[arg(long, value_name = "FILE")]
+    pub base_collected: Option<PathBuf>,
     /// The commit under judgement, which every run record must be of (default: git's
     /// HEAD; give it when CI checks out a merge commit the tests did not run on).
     #[arg(long, value_name = "SHA")]
@@ -217,6 +232,19 @@ pub struct StatsArgs {
     /// Write to this file instead of standard output (e.g. $GITHUB_STEP_SUMMARY).
     #[arg(long, value_name = "PATH")]
     pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub facts: FactArgs,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Example:\n  python -m pytest --freezegate && freezegate baseline --run gate/run.json && git add gate/skip_baseline.json"
+)]
+pub struct BaselineArgs {
+    /// Remove the entries that no longer match anything in the run (the baseline only
+    /// shrinks); without it, entries are only added.
+    #[arg(long)]
+    pub prune: bool,
     #[command(flatten)]
     pub facts: FactArgs,
 }

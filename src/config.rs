@@ -22,9 +22,10 @@ pub const DEFAULT_COLLECT_COMMAND: [&str; 6] = [
     "-q",
     "--no-header",
 ];
-const KNOWN_KEYS: [&str; 10] = [
+const KNOWN_KEYS: [&str; 11] = [
     "ledger",
     "run",
+    "skip_baseline",
     "owners_file",
     "policies",
     "pytest_root",
@@ -89,6 +90,8 @@ pub struct Config {
     pub collect_command: Vec<String>,
     /// Run records (`run`) read when `check --run` is not given.
     pub run: Vec<PathBuf>,
+    /// The skip baseline (`skip_baseline`), read from the trusted tree like config.
+    pub skip_baseline: PathBuf,
     pub params: Option<Node>,
     pub rules: Vec<(String, RuleSetting, Span)>,
     pub limits: Limits,
@@ -182,6 +185,7 @@ impl Config {
                 .map(|s| s.to_string())
                 .collect(),
             run: Vec::new(),
+            skip_baseline: dir.join(crate::inputs::baseline::DEFAULT_PATH),
             params: None,
             rules: Vec::new(),
             limits: Limits::default(),
@@ -226,6 +230,10 @@ impl Config {
             match key.as_str() {
                 "ledger" => {
                     config.ledger = dir.join(string(value, &format!("{prefix}ledger"), &err)?)
+                }
+                "skip_baseline" => {
+                    config.skip_baseline =
+                        dir.join(string(value, &format!("{prefix}skip_baseline"), &err)?)
                 }
                 "run" => {
                     config.run = match &value.value {

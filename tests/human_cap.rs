@@ -20,6 +20,12 @@ fn many_violations() -> World {
         freezes.push(e);
     }
     world.ledger["freezes"] = json!(freezes);
+    // The run skipped exactly the frozen tests (FZ601 has nothing to say).
+    world.junit = Some(
+        std::iter::once((common::PROPERTY.to_string(), "passed"))
+            .chain(world.applied.iter().map(|id| (id.clone(), "skipped")))
+            .collect(),
+    );
     world
 }
 

@@ -264,7 +264,7 @@ fn the_record_applies_the_ledger_and_is_the_same_under_xdist() {
     assert_eq!(code, Some(0), "{report:#}\n{stderr}");
     assert_eq!(
         report["summary"]["not_evaluated"],
-        json!(["FZ207", "FZ208", "FZ501"])
+        json!(["FZ207", "FZ208", "FZ501", "FZ603", "FZ604"])
     );
 }
 
@@ -564,4 +564,376 @@ fn init_sets_the_plugin_up_and_its_next_steps_work() {
         .unwrap();
     common::assert_contains(&text(&again.stdout), "kept     pyproject.toml");
     common::assert_contains(&text(&again.stdout), "kept     .gitignore");
+}
+
+// ---------------------------------------------------------------------------------------
+// Every skip accounted for: each way a patch can withdraw a test fails with its rule.
+
+/// A patch on a branch: `main` runs first (its record is the base's collection), then
+/// the patch is committed and run with the plugin, without and with xdist; the gate
+/// judges each record against `main`. Returns the JSON report of the xdist run.
+#[track_caller]
+fn judge_patch(
+    before: impl Fn(&Project),
+    patch: impl Fn(&Project),
+    exit: i32,
+    expected: &[&str],
+    extra: &[&str],
+) -> Value {
+    let project = Project::new();
+    before(&project);
+    project.git(&["add", "-A"]);
+    project.git(&["commit", "-q", "--allow-empty", "-m", "the base"]);
+    project.record(&["-p", "no:xdist"], "gate/base.json");
+    project.git(&["checkout", "-q", "-b", "patch"]);
+    patch(&project);
+    project.commit("the patch");
+    let mut last = Value::Null;
+    for workers in [vec!["-p", "no:xdist"], vec!["-n", "2"]] {
+        project.record(&workers, "gate/run.json");
+        let mut args = vec![
+            "--run",
+            "gate/run.json",
+            "--base",
+            "main",
+            "--base-run",
+            "gate/base.json",
+        ];
+        args.extend(extra);
+        let (code, report, stderr) = project.gate(&args);
+        let mut found = codes(&report);
+        found.dedup();
+        assert_eq!(
+            (code, found.clone()),
+            (
+                Some(exit),
+                expected.iter().map(|c| c.to_string()).collect::<Vec<_>>()
+            ),
+            "{workers:?}: {report:#}\n{stderr}"
+        );
+        last = report;
+    }
+    last
+}
+
+fn nothing(_: &Project) {}
+
+fn edit(project: &Project, file: &str, from: &str, to: &str) {
+    let text = fs::read_to_string(project.root.join(file)).unwrap();
+    assert!(text.contains(from), "{file} has no `{from}`");
+    project.write(file, &text.replacen(from, to, 1));
+}
+
+fn violation<'a>(report: &'a Value, code: &str) -> &'a Value {
+    report["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["code"] == code)
+        .unwrap_or_else(|| panic!("no {code} in {report:#}"))
+}
+
+#[test]
+fn an_inline_skip_marker_is_fz601_pointing_at_the_decorator() {
+    let report = judge_patch(
+        nothing,
+        |p| {
+            edit(
+                p,
+                "tests/test_app.py",
+                "class TestGroup:\n    def test_one",
+                "class TestGroup:\n    @pytest.mark.skip(reason=\"flaky\")\n    def test_one",
+            )
+        },
+        1,
+        &["FZ601"],
+        &[],
+    );
+    let v = violation(&report, "FZ601");
+    assert_eq!(v["test_id"], "tests/test_app.py::TestGroup::test_one");
+    assert_eq!(v["file"], "tests/test_app.py");
+    assert_eq!(v["line"], 20, "the decorator's line: {v}");
+    common::assert_contains(
+        v["message"].as_str().unwrap(),
+        "is skipped by a marker: flaky",
+    );
+}
+
+#[test]
+fn pytest_skip_in_a_body_is_fz601_at_the_call() {
+    let report = judge_patch(
+        nothing,
+        |p| {
+            edit(
+                p,
+                "tests/test_app.py",
+                "    def test_one(self):\n",
+                "    def test_one(self):\n        pytest.skip(\"not today\")\n",
+            )
+        },
+        1,
+        &["FZ601"],
+        &[],
+    );
+    let v = violation(&report, "FZ601");
+    assert_eq!(v["line"], 21, "the pytest.skip() call: {v}");
+    common::assert_contains(
+        v["message"].as_str().unwrap(),
+        "skips itself (pytest.skip()): not today",
+    );
+}
+
+#[test]
+fn skipif_true_is_fz601() {
+    judge_patch(
+        nothing,
+        |p| {
+            edit(
+                p,
+                "tests/test_app.py",
+                "class Legacy",
+                "@pytest.mark.skipif(True, reason=\"later\")\nclass Legacy",
+            )
+        },
+        1,
+        &["FZ601"],
+        &[],
+    );
+}
+
+#[test]
+fn an_xfail_on_a_failing_test_is_fz601() {
+    judge_patch(
+        nothing,
+        |p| {
+            p.write("tests/test_new.py", "import pytest\n\n\n@pytest.mark.xfail(reason=\"known bug\")\ndef test_new():\n    assert 1 == 2\n")
+        },
+        1,
+        &["FZ601"],
+        &[],
+    );
+}
+
+#[test]
+fn a_module_pytestmark_is_fz601() {
+    let report = judge_patch(
+        |p| p.write("tests/test_more.py", "def test_more():\n    assert True\n"),
+        |p| {
+            p.write("tests/test_more.py", "import pytest\n\npytestmark = pytest.mark.skip(reason=\"whole module\")\n\n\ndef test_more():\n    assert True\n")
+        },
+        1,
+        &["FZ601"],
+        &[],
+    );
+    assert_eq!(
+        violation(&report, "FZ601")["line"],
+        3,
+        "the pytestmark line"
+    );
+}
+
+#[test]
+fn importorskip_of_a_missing_module_is_fz601() {
+    judge_patch(
+        nothing,
+        |p| {
+            p.write("tests/test_optional.py", "import pytest\n\npytest.importorskip(\"not_a_module_anywhere\")\n\n\ndef test_needs_it():\n    assert True\n")
+        },
+        1,
+        &["FZ601"],
+        &[],
+    );
+}
+
+#[test]
+fn deselect_and_k_in_addopts_are_fz602() {
+    for addopts in [
+        "--deselect tests/test_app.py::TestGroup::test_one",
+        "-k \"not test_one\"",
+    ] {
+        let report = judge_patch(
+            nothing,
+            |p| {
+                let ini = fs::read_to_string(p.root.join("pytest.ini")).unwrap();
+                p.write("pytest.ini", &format!("{ini}addopts = {addopts}\n"));
+            },
+            1,
+            &["FZ602"],
+            &[],
+        );
+        common::assert_contains(
+            violation(&report, "FZ602")["message"].as_str().unwrap(),
+            "addopts",
+        );
+    }
+}
+
+#[test]
+fn a_conftest_hook_that_drops_a_test_is_fz602() {
+    let report = judge_patch(
+        nothing,
+        |p| {
+            p.write("tests/conftest.py", "def pytest_collection_modifyitems(items):\n    items[:] = [i for i in items if 'test_one' not in i.nodeid]\n")
+        },
+        1,
+        &["FZ602"],
+        &[],
+    );
+    common::assert_contains(
+        violation(&report, "FZ602")["message"].as_str().unwrap(),
+        "dropped",
+    );
+}
+
+#[test]
+fn collect_ignore_is_fz604() {
+    judge_patch(
+        |p| p.write("tests/test_more.py", "def test_more():\n    assert True\n"),
+        |p| p.write("tests/conftest.py", "collect_ignore = [\"test_more.py\"]\n"),
+        1,
+        &["FZ604"],
+        &[],
+    );
+}
+
+#[test]
+fn a_deleted_test_is_fz603_and_warns() {
+    let report = judge_patch(
+        |p| {
+            p.write(
+                "tests/test_more.py",
+                "def test_more():\n    assert True\n\n\ndef test_gone():\n    assert True\n",
+            )
+        },
+        |p| p.write("tests/test_more.py", "def test_more():\n    assert True\n"),
+        0,
+        &["FZ603"],
+        &[],
+    );
+    common::assert_contains(
+        violation(&report, "FZ603")["message"].as_str().unwrap(),
+        "tests/test_more.py: 1 test removed (the suite shrank by 1 test)",
+    );
+}
+
+#[test]
+fn a_skip_the_patch_baselines_itself_is_refused_under_the_trusted_ref() {
+    judge_patch(
+        nothing,
+        |p| {
+            edit(
+                p,
+                "tests/test_app.py",
+                "class TestGroup:\n    def test_one",
+                "class TestGroup:\n    @pytest.mark.skip(reason=\"flaky\")\n    def test_one",
+            );
+            p.write(
+                "gate/skip_baseline.json",
+                r#"{"version": 1, "skips": [{"test_id": "tests/test_app.py::TestGroup::test_one", "kind": "skip", "reason": "flaky"}]}"#,
+            );
+        },
+        1,
+        &["FZ601"],
+        &["--trusted-ref", "main"],
+    );
+}
+
+#[test]
+fn an_honest_freeze_with_its_property_in_the_diff_passes() {
+    judge_patch(
+        nothing,
+        |p| {
+            p.write_ledger(&[FROZEN, "tests/test_app.py::TestGroup::test_one"]);
+            edit(
+                p,
+                "tests/test_props.py",
+                "assert price(amount) >= 0",
+                "assert price(amount) >= 0\n    assert price(amount) >= amount or amount < 0",
+            );
+        },
+        0,
+        &[],
+        &[],
+    );
+}
+
+#[test]
+fn a_repository_with_existing_skips_adopts_with_one_baseline_run() {
+    let project = Project::new();
+    let mut module = String::from("import sys\n\nimport pytest\n");
+    for i in 0..10 {
+        module.push_str(&format!(
+            "\n\n@pytest.mark.skipif(sys.platform != \"win32\", reason=\"windows only {i}\")\ndef test_windows_{i}():\n    assert True\n"
+        ));
+    }
+    project.write("tests/test_windows.py", &module);
+    project.commit("ten platform skips");
+    project.record(&["-n", "2"], "gate/run.json");
+    let (code, report, _) = project.gate(&[
+        "--run",
+        "gate/run.json",
+        "--changed",
+        "/dev/null",
+        "--select",
+        "FZ6",
+    ]);
+    assert_eq!((code, codes(&report).len()), (Some(1), 10), "{report:#}");
+
+    let out = hermetic(&mut Command::new(BIN))
+        .args(["baseline", "--run", "gate/run.json"])
+        .current_dir(&project.root)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    common::assert_contains(
+        &text(&out.stdout),
+        "gate/skip_baseline.json: 10 added, 0 pruned, 0 kept",
+    );
+    // A reviewer annotates an entry; a later baseline run keeps the note.
+    let path = project.root.join("gate/skip_baseline.json");
+    let mut baseline: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+    baseline["skips"][0]["reviewed_by"] = json!("dana");
+    fs::write(&path, serde_json::to_string_pretty(&baseline).unwrap()).unwrap();
+    project.commit("adopt the gate: the existing skips, reviewed");
+    project.record(&[], "gate/run.json");
+    let (code, report, stderr) = project.gate(&[
+        "--run",
+        "gate/run.json",
+        "--changed",
+        "/dev/null",
+        "--select",
+        "FZ6",
+    ]);
+    assert_eq!(code, Some(0), "{report:#}\n{stderr}");
+
+    // One platform skip goes away: --prune drops only its entry, and keeps the review.
+    let module = fs::read_to_string(project.root.join("tests/test_windows.py")).unwrap();
+    project.write(
+        "tests/test_windows.py",
+        &module.replacen(
+            "@pytest.mark.skipif(sys.platform != \"win32\", reason=\"windows only 9\")\n",
+            "",
+            1,
+        ),
+    );
+    project.commit("test_windows_9 runs everywhere");
+    project.record(&[], "gate/run.json");
+    let (code, report, _) = project.gate(&[
+        "--run",
+        "gate/run.json",
+        "--changed",
+        "/dev/null",
+        "--select",
+        "FZ6",
+    ]);
+    assert_eq!((code, codes(&report)), (Some(0), vec!["FZ605".to_string()]));
+    let out = hermetic(&mut Command::new(BIN))
+        .args(["baseline", "--run", "gate/run.json", "--prune"])
+        .current_dir(&project.root)
+        .output()
+        .unwrap();
+    common::assert_contains(&text(&out.stdout), "0 added, 1 pruned, 9 kept");
+    let baseline: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(baseline["skips"].as_array().unwrap().len(), 9);
+    assert_eq!(baseline["skips"][0]["reviewed_by"], "dana");
 }

@@ -7,12 +7,16 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-const SCRIPTS: [&str; 4] = [
-    "shape.rhai",
-    "deposit.rhai",
-    "samples.rhai",
-    "inheritance.rhai",
-];
+/// Every script of the default pack, from the pack itself.
+const SCRIPTS: [&str; freezegate::engine::policy::BUILTIN.len()] = {
+    let mut names = [""; freezegate::engine::policy::BUILTIN.len()];
+    let mut i = 0;
+    while i < names.len() {
+        names[i] = freezegate::engine::policy::BUILTIN[i].0;
+        i += 1;
+    }
+    names
+};
 
 #[derive(Debug, Clone)]
 struct Mutation {

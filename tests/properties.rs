@@ -268,6 +268,8 @@ impl FactsModel {
             coverage: None.into(),
             runs: None.into(),
             commit: None,
+            baseline: Default::default(),
+            base_collected: None.into(),
             today: TODAY,
             target_branch: Some("main".into()),
             trusted_ref: None,

@@ -98,6 +98,8 @@ fn facts(ledger: Ledger, world: &World) -> Facts {
         coverage: None.into(),
         runs: None.into(),
         commit: None,
+        baseline: Default::default(),
+        base_collected: None.into(),
         today: jiff::civil::date(2026, 11, 30),
         target_branch: Some("main".into()),
         trusted_ref: None,

@@ -336,6 +336,7 @@ class FreezegatePlugin:
 
     def _skip_detail(self, report: pytest.TestReport, outcome: str) -> Dict[str, Any]:
         keywords = report.keywords
+        scope = None
         # Decided from the skip set itself: under xdist the controller marked nothing.
         if outcome == "skipped" and covered_by(report.nodeid, self.frozen):
             source = "ledger"
@@ -343,11 +344,16 @@ class FreezegatePlugin:
             source = "mark" if "xfail" in keywords else "imperative"
         elif report.when == "setup" and ("skip" in keywords or "skipif" in keywords):
             source = "mark"
+            # pytest gives a module's `pytestmark` without the `pytestmark` keyword.
+            if "pytestmark" not in keywords:
+                scope = "module"
         elif "__unittest_skip__" in keywords:
             source = "mark"
         else:
             source = "imperative"
         detail: Dict[str, Any] = {"source": source}
+        if scope:
+            detail["scope"] = scope
         if isinstance(report.longrepr, tuple):
             path, line, reason = report.longrepr
             detail.update(reason=_reason(reason), file=self._relative(path), line=line)
@@ -358,6 +364,23 @@ class FreezegatePlugin:
             if wasxfail:
                 detail["reason"] = wasxfail
         return detail
+
+    def _selection(self) -> List[str]:
+        """What asked pytest to deselect, as the command line and ini gave it."""
+        option = self.config.option
+        said: List[str] = []
+        if getattr(option, "keyword", ""):
+            said.append(f"-k {option.keyword!r}")
+        if getattr(option, "markexpr", ""):
+            said.append(f"-m {option.markexpr!r}")
+        for node_id in getattr(option, "deselect", None) or []:
+            said.append(f"--deselect {node_id}")
+        if getattr(option, "lf", False):
+            said.append("--lf")
+        addopts = self.config.getini("addopts")
+        if addopts:
+            said.append(f"addopts = {' '.join(addopts)}")
+        return said
 
     def _relative(self, path: str) -> str:
         try:
@@ -421,6 +444,7 @@ class FreezegatePlugin:
             "tests": tests,
             "collection_skips": [self.collection_skips[k] for k in sorted(self.collection_skips)],
             "samples": {k: samples[k] for k in sorted(samples)},
+            "selection": self._selection(),
         }
         # One line: a record of a monorepo's suite is written and read in a blink.
         write_atomic(self.record_path, json.dumps(record, separators=(",", ":")) + "\n")

@@ -291,6 +291,16 @@ pub fn gather(cwd: &Path, config: &Config, args: &FactArgs) -> Result<Facts, Inp
     Ok(facts)
 }
 
+/// The skip baseline, from the tree config came from (the trusted ref's under
+/// `--trusted-ref`: a patch cannot baseline its own skip); empty when there is none.
+fn load_baseline(config: &Config) -> Result<crate::inputs::baseline::Baseline, InputError> {
+    let name = crate::config::display_path(&config.skip_baseline, &config.repo_root);
+    match config.tree.read(&config.skip_baseline, &name)? {
+        Some(source) => crate::inputs::baseline::Baseline::parse(&source),
+        None => Ok(Default::default()),
+    }
+}
+
 /// The ledger at the base: `--base-ledger FILE`, else with `--base REF` the ledger's
 /// file at the merge base of REF and HEAD (`Some(None)` when it has none: every entry
 /// is new); `None` without either flag.
@@ -381,6 +391,7 @@ pub struct Gathering {
     results: Deferred<Results>,
     coverage: Deferred<Coverage>,
     runs: Deferred<Runs>,
+    base_collected: Deferred<IdSet>,
     today: jiff::civil::Date,
     loading: Loading,
 }
@@ -531,8 +542,26 @@ pub fn start_loading(
         })
     };
 
+    // The base's collection: from its run records, or a collection file.
+    let base_collected = {
+        let (runs, file) = (
+            inputs(&args.base_run),
+            args.base_collected.as_deref().map(input),
+        );
+        loading.add(
+            "base_collected",
+            Size::Large,
+            !runs.is_empty() || file.is_some(),
+            move || match file {
+                Some(file) => read_merged(&[file], ids::parse_collected),
+                None => Ok(Runs::load(&runs)?.map(|r| r.collected)),
+            },
+        )
+    };
+
     loading.start_small();
     Ok(Gathering {
+        base_collected,
         collected,
         changed,
         samples,
@@ -589,6 +618,8 @@ impl Gathering {
             results: self.results,
             coverage: self.coverage,
             runs: self.runs,
+            base_collected: self.base_collected,
+            baseline: load_baseline(config)?,
             commit: args
                 .commit
                 .clone()

@@ -1,5 +1,6 @@
 //! The subcommands. Each returns its exit code; errors are rendered here (exit 2).
 
+pub mod baseline;
 pub mod check;
 pub mod freeze;
 pub mod init;
@@ -59,6 +60,7 @@ pub fn run(cli: Cli) -> Result<u8, InputError> {
         Command::Freeze(args) => freeze::run(&cwd, config_path.as_deref(), &args),
         Command::Test(args) => test::run(&cwd, config_path.as_deref(), &args),
         Command::Stats(args) => stats::run(&cwd, config_path.as_deref(), &args),
+        Command::Baseline(args) => baseline::run(&cwd, config_path.as_deref(), &args),
         Command::Completions(args) => {
             use clap::CommandFactory;
             clap_complete::generate(

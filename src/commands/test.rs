@@ -30,7 +30,7 @@ pub const CONFIG_FILE: &str = "freezegate.toml";
 /// The inputs a case can give, each under one of its conventional file names, with the
 /// `check` flag it stands for. The ledger is required; the others are optional (and can
 /// be dropped from what a case inherits with `omit`).
-pub const CASE_INPUTS: [(&str, &[&str], &str); 9] = [
+pub const CASE_INPUTS: [(&str, &[&str], &str); 10] = [
     (
         "ledger",
         &[
@@ -60,6 +60,11 @@ pub const CASE_INPUTS: [(&str, &[&str], &str); 9] = [
     ("results", &["junit.xml"], "--junit"),
     ("coverage", &["coverage.json"], "--coverage"),
     ("runs", &["run.json"], "--run"),
+    (
+        "base_collected",
+        &["base_collected.txt", "base_collected.json"],
+        "--base-collected",
+    ),
     (
         "base_ledger",
         &[
@@ -542,7 +547,7 @@ fn prepare(
             .any(|(input, _, _)| input == omitted && *input != "ledger")
         {
             return Err(case_err(format!(
-                "omit names `{omitted}`; inputs that can be omitted: collected, changed, samples, applied_skips, results, coverage, runs, base_ledger"
+                "omit names `{omitted}`; inputs that can be omitted: collected, changed, samples, applied_skips, results, coverage, runs, base_collected, base_ledger"
             )));
         }
     }

@@ -184,6 +184,13 @@ pub fn register(engine: &mut Engine, pytest_root: String) {
         .register_fn("len", |set: &mut IdSet| set.len() as INT)
         .register_get("len", |set: &mut IdSet| set.len() as INT)
         .register_fn("is_empty", |set: &mut IdSet| set.is_empty())
+        .register_fn("covers", |set: &mut IdSet, id: &str| set.covers(id))
+        .register_fn("missing_from", |set: &mut IdSet, other: IdSet| -> Array {
+            set.iter()
+                .filter(|id| !other.contains(id))
+                .map(|id| Dynamic::from(ImmutableString::from(id)))
+                .collect()
+        })
         .register_fn("nearest", |set: &mut IdSet, id: &str, n: INT| -> Array {
             set.nearest(id, usize::try_from(n).unwrap_or(0))
                 .into_iter()
@@ -264,6 +271,12 @@ pub fn register(engine: &mut Engine, pytest_root: String) {
             r.outcome(id)
                 .map_or(Dynamic::UNIT, |o| Dynamic::from(o.as_str()))
         })
+        .register_fn("skipped_among", |r: &mut Results, ids: IdSet| -> Array {
+            ids.iter()
+                .filter(|id| r.outcome(id) == Some(crate::inputs::junit::Outcome::Skipped))
+                .map(|id| Dynamic::from(ImmutableString::from(id)))
+                .collect()
+        })
         .register_fn("to_string", |r: &mut Results| {
             format!("Results({} test cases)", r.len())
         })
@@ -291,6 +304,72 @@ pub fn register(engine: &mut Engine, pytest_root: String) {
                         map.insert("ledger_sha256".into(), text(&h.ledger_sha256));
                         Dynamic::from_map(map)
                     })
+                    .collect()
+            },
+        )
+        .register_get(
+            "skips",
+            |r: &mut crate::inputs::run_record::Runs| -> Array {
+                r.skips()
+                    .into_iter()
+                    .map(|skip| {
+                        let mut map = Map::new();
+                        let text = |v: Option<String>| v.map_or(Dynamic::UNIT, Dynamic::from);
+                        map.insert("test_id".into(), skip.test_id.into());
+                        map.insert("kind".into(), skip.kind.into());
+                        let source = skip.source.map(|s| match s {
+                            crate::inputs::run_record::SkipSource::Ledger => "ledger",
+                            crate::inputs::run_record::SkipSource::Mark => "mark",
+                            crate::inputs::run_record::SkipSource::Imperative => "imperative",
+                            crate::inputs::run_record::SkipSource::Collection => "collection",
+                        });
+                        map.insert("source".into(), source.map_or(Dynamic::UNIT, Dynamic::from));
+                        map.insert("reason".into(), text(skip.reason));
+                        map.insert("file".into(), text(skip.file));
+                        map.insert(
+                            "line".into(),
+                            skip.line
+                                .map_or(Dynamic::UNIT, |l| Dynamic::from_int(INT::from(l))),
+                        );
+                        map.insert(
+                            "find".into(),
+                            skip.find.map_or(Dynamic::UNIT, Dynamic::from),
+                        );
+                        Dynamic::from_map(map)
+                    })
+                    .collect()
+            },
+        )
+        .register_get(
+            "withdrawn",
+            |r: &mut crate::inputs::run_record::Runs| -> Array {
+                let entry = |id: &str, how: &str| {
+                    let mut map = Map::new();
+                    map.insert("test_id".into(), id.into());
+                    map.insert("how".into(), how.into());
+                    let markers: Array = r
+                        .markers
+                        .get(id)
+                        .into_iter()
+                        .flatten()
+                        .map(|m| Dynamic::from(m.clone()))
+                        .collect();
+                    map.insert("markers".into(), Dynamic::from_array(markers));
+                    Dynamic::from_map(map)
+                };
+                r.deselected
+                    .iter()
+                    .map(|id| entry(id, "deselected"))
+                    .chain(r.dropped.iter().map(|id| entry(id, "dropped")))
+                    .collect()
+            },
+        )
+        .register_get(
+            "selection",
+            |r: &mut crate::inputs::run_record::Runs| -> Array {
+                r.selection
+                    .iter()
+                    .map(|s| Dynamic::from(s.clone()))
                     .collect()
             },
         )
@@ -332,10 +411,18 @@ pub fn register(engine: &mut Engine, pytest_root: String) {
             },
         )
         .register_fn("is_blank", is_blank)
+        .register_fn("marker_expression", |expression: &str, markers: Array| {
+            let markers: Vec<String> = markers.iter().map(Dynamic::to_string).collect();
+            crate::inputs::markers::matches(expression, &markers)
+        })
         .register_fn("plural", |n: INT, word: &str| crate::words::count(n, word))
         .register_fn("join_or", |items: Array| {
             let items: Vec<String> = items.iter().map(Dynamic::to_string).collect();
             crate::words::join_or(&items)
+        })
+        .register_fn("join_and", |items: Array| {
+            let items: Vec<String> = items.iter().map(Dynamic::to_string).collect();
+            crate::words::join_and(&items)
         })
         .register_type_with_name::<FirstIndex>("FirstIndex")
         .register_fn("index_by", index_by)

@@ -42,6 +42,14 @@ pub enum Target {
         index: usize,
         field: Option<String>,
     },
+    /// A line of a file of the suite (pytest rootdir-relative): where a test is skipped.
+    /// With `find`, the nearest line at or above it that holds that text (the decorator
+    /// of a marker skip); with `find` `pytestmark`, that line anywhere in the module.
+    Source {
+        file: String,
+        line: usize,
+        find: Option<String>,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -333,6 +341,7 @@ impl ScriptEngine {
         set("owners", self.owners.clone().map(Dynamic::from));
         set("trusted_ref", facts.trusted_ref.clone().map(Dynamic::from));
         set("commit", facts.commit.clone().map(Dynamic::from));
+        set("baseline", Some(baseline_value(&facts.baseline)));
         shared.insert("collected", Binding::of(&facts.collected));
         shared.insert("changed", Binding::of(&facts.changed));
         shared.insert("samples", Binding::of(&facts.samples));
@@ -340,6 +349,7 @@ impl ScriptEngine {
         shared.insert("results", Binding::of(&facts.results));
         shared.insert("coverage", Binding::of(&facts.coverage));
         shared.insert("runs", Binding::of(&facts.runs));
+        shared.insert("base_collected", Binding::of(&facts.base_collected));
 
         let jobs: Vec<&Script> = pack
             .scripts
@@ -545,8 +555,17 @@ fn rule_outcomes(
                 .collect(),
             None => missing.iter().map(String::as_str).collect(),
         };
-        for input in &absent {
-            kept_from(input, &rule.code, rule.needs.is_some());
+        // A rule that waits on an optional input is simply not evaluated without it: its
+        // required inputs are not called missing on its behalf.
+        let waits_on_optional = rule.needs.is_some()
+            && absent.iter().any(|input| {
+                crate::inputs::input_named(input)
+                    .is_some_and(|i| i.presence == crate::inputs::Presence::Optional)
+            });
+        if !waits_on_optional {
+            for input in &absent {
+                kept_from(input, &rule.code, rule.needs.is_some());
+            }
         }
         match absent.is_empty() {
             true => outcomes.evaluated.push(rule.code.clone()),
@@ -652,6 +671,15 @@ fn register_report(engine: &mut Engine) {
                         Target::Entry { index, field }
                     } else if map.contains_key("freezes") && map.contains_key("file") {
                         Target::Ledger { field }
+                    } else if let (Some(file), Some(line)) = (
+                        map.get("file").and_then(|f| f.clone().into_string().ok()),
+                        index(map.get("line").cloned()),
+                    ) {
+                        Target::Source {
+                            file,
+                            line,
+                            find: map.get("find").and_then(|f| f.clone().into_string().ok()),
+                        }
                     } else {
                         Target::None
                     };
@@ -772,6 +800,30 @@ fn ledger_value(facts: &Facts) -> Dynamic {
     if !map.contains_key("max_window_days") {
         map.insert("max_window_days".into(), Dynamic::UNIT);
     }
+    Dynamic::from_map(map)
+}
+
+/// `baseline` as scripts see it: its entries, each with every field written and
+/// `baseline_index`.
+fn baseline_value(baseline: &crate::inputs::baseline::Baseline) -> Dynamic {
+    let entries: rhai::Array = baseline
+        .entries
+        .iter()
+        .enumerate()
+        .map(|(i, entry)| {
+            let mut map = bindings::to_dynamic(&entry.node)
+                .try_cast::<Map>()
+                .unwrap_or_default();
+            map.insert("baseline_index".into(), (i as i64).into());
+            Dynamic::from_map(map)
+        })
+        .collect();
+    let mut map = Map::new();
+    map.insert("entries".into(), Dynamic::from_array(entries));
+    map.insert(
+        "file".into(),
+        baseline.name.clone().map_or(Dynamic::UNIT, Dynamic::from),
+    );
     Dynamic::from_map(map)
 }
 

@@ -11,13 +11,17 @@ use crate::error::InputError;
 use crate::source::{Source, SourceFile};
 
 /// The default pack, compiled into the binary so a patch cannot edit it.
-pub const BUILTIN: [(&str, &str); 4] = [
+pub const BUILTIN: [(&str, &str); 5] = [
     ("shape.rhai", include_str!("../../policies/shape.rhai")),
     ("deposit.rhai", include_str!("../../policies/deposit.rhai")),
     ("samples.rhai", include_str!("../../policies/samples.rhai")),
     (
         "inheritance.rhai",
         include_str!("../../policies/inheritance.rhai"),
+    ),
+    (
+        "accounting.rhai",
+        include_str!("../../policies/accounting.rhai"),
     ),
 ];
 

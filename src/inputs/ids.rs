@@ -301,6 +301,26 @@ impl IdSet {
         self.0.find(id).map(|i| i as usize)
     }
 
+    /// Whether the set holds the id, the function it is a case of, or a class it is in:
+    /// how a frozen id covers what is under it.
+    pub fn covers(&self, id: &str) -> bool {
+        if self.contains(id) {
+            return true;
+        }
+        let head = strip_params(id);
+        if head.len() < id.len() && self.contains(head) {
+            return true;
+        }
+        let mut end = head.len();
+        while let Some(at) = head[..end].rfind("::") {
+            if head[..at].contains("::") && self.contains(&head[..at]) {
+                return true;
+            }
+            end = at;
+        }
+        false
+    }
+
     /// The id at a position in first-seen order.
     pub fn get(&self, index: usize) -> Option<&str> {
         (index < self.len()).then(|| self.0.id(index as u32))

@@ -1,9 +1,11 @@
 //! The facts a gate run looks at, each loaded from its file (or tool) once.
 
+pub mod baseline;
 pub mod coverage;
 pub mod ids;
 pub mod junit;
 pub mod ledger;
+pub mod markers;
 pub mod owners;
 pub mod run_record;
 pub mod samples;
@@ -43,6 +45,10 @@ pub struct Facts {
     pub runs: Deferred<run_record::Runs>,
     /// The commit under judgement (`--commit`, else HEAD).
     pub commit: Option<String>,
+    /// The skip baseline (`skip_baseline` in config; empty when there is none).
+    pub baseline: baseline::Baseline,
+    /// The base's collection (`--base-run` / `--base-collected`), for FZ603/FZ604.
+    pub base_collected: Deferred<IdSet>,
     pub today: jiff::civil::Date,
     pub target_branch: Option<String>,
     /// The ref config and policies were read from (`--trusted-ref`).
@@ -66,6 +72,8 @@ impl Facts {
             coverage: None.into(),
             runs: None.into(),
             commit: None,
+            baseline: Default::default(),
+            base_collected: None.into(),
             today,
             target_branch: None,
             trusted_ref: None,
@@ -84,6 +92,7 @@ impl Facts {
             results: Deferred::ready(None),
             coverage: Deferred::ready(None),
             runs: Deferred::ready(None),
+            base_collected: Deferred::ready(None),
             ..self
         }
     }
@@ -354,7 +363,7 @@ const fn input(name: &'static str, flag: &'static str, presence: Presence) -> In
 
 /// Every input, once: its binding name, the flags that provide it, and what its absence
 /// means.
-pub const INPUTS: [Input; 15] = [
+pub const INPUTS: [Input; 17] = [
     input(
         "ledger",
         "--ledger FILE (or `ledger` in config)",
@@ -396,6 +405,16 @@ pub const INPUTS: [Input; 15] = [
     input(
         "commit",
         "--commit SHA (or a git checkout)",
+        Presence::Optional,
+    ),
+    input(
+        "baseline",
+        "`skip_baseline` in config (default gate/skip_baseline.json; `freezegate baseline` writes it)",
+        Presence::Always,
+    ),
+    input(
+        "base_collected",
+        "--base-run FILE (the base branch's run record) or --base-collected FILE",
         Presence::Optional,
     ),
 ];

@@ -44,10 +44,13 @@ pub enum SkipSource {
 /// What a record says of one test beyond its outcome (skips and xfails).
 #[derive(Debug, Clone, Default)]
 pub struct TestDetail {
+    pub outcome: Option<Outcome>,
     pub reason: Option<String>,
     pub source: Option<SkipSource>,
     pub file: Option<String>,
     pub line: Option<u32>,
+    /// `module` for a marker set by a module's `pytestmark`.
+    pub scope: Option<String>,
 }
 
 /// A module skipped at collection (`pytest.importorskip`, `skip(allow_module_level)`).
@@ -84,9 +87,67 @@ pub struct Runs {
     /// (`(0, 0)` where unknown).
     pub lines: std::sync::Arc<Vec<(u32, u32)>>,
     pub collection_skips: Vec<CollectionSkip>,
+    /// What asked pytest to deselect (`-k`, `-m`, `--deselect`, `addopts`), per record.
+    pub selection: Vec<String>,
+}
+
+/// A skip, xfail or collection skip of the run that the ledger did not apply.
+#[derive(Debug, Clone)]
+pub struct RunSkip {
+    pub test_id: String,
+    /// `skip`, `xfail` or `collection`.
+    pub kind: &'static str,
+    pub source: Option<SkipSource>,
+    pub reason: Option<String>,
+    pub file: Option<String>,
+    pub line: Option<u32>,
+    /// The text of the line that set it, to find above the reported line (a decorator,
+    /// a module's `pytestmark`).
+    pub find: Option<&'static str>,
 }
 
 impl Runs {
+    /// Every skip and xfail of the run but the ledger's, and every collection skip.
+    pub fn skips(&self) -> Vec<RunSkip> {
+        let mut skips: Vec<RunSkip> = self
+            .details
+            .iter()
+            .filter(|(_, d)| d.source != Some(SkipSource::Ledger))
+            .filter_map(|(id, d)| {
+                let kind = match d.outcome? {
+                    Outcome::Skipped => "skip",
+                    Outcome::Xfailed | Outcome::Xpassed => "xfail",
+                    _ => return None,
+                };
+                let find = match (d.source, d.scope.as_deref(), kind) {
+                    (Some(SkipSource::Mark), Some("module"), _) => Some("pytestmark"),
+                    (Some(SkipSource::Mark), _, "xfail") => Some("xfail"),
+                    (Some(SkipSource::Mark), _, _) => Some("skip"),
+                    _ => None,
+                };
+                Some(RunSkip {
+                    test_id: id.clone(),
+                    kind,
+                    source: d.source,
+                    reason: d.reason.clone(),
+                    file: d.file.clone(),
+                    line: d.line,
+                    find,
+                })
+            })
+            .collect();
+        skips.extend(self.collection_skips.iter().map(|c| RunSkip {
+            test_id: c.nodeid.clone(),
+            kind: "collection",
+            source: Some(SkipSource::Collection),
+            reason: c.reason.clone(),
+            file: c.file.clone(),
+            line: c.line,
+            find: None,
+        }));
+        skips
+    }
+
     /// A test's first and last source line, when the record gave them.
     pub fn lines_of(&self, id: &str) -> Option<(u32, u32)> {
         let at = self.collected.position(id)?;
@@ -110,6 +171,7 @@ struct Merge {
     markers: BTreeMap<String, Vec<String>>,
     details: BTreeMap<String, TestDetail>,
     collection_skips: Vec<CollectionSkip>,
+    selection: Vec<String>,
 }
 
 impl Merge {
@@ -185,6 +247,14 @@ impl<'de> Visitor<'de> for RecordSeed<'_> {
                 "markers" => {
                     let markers: BTreeMap<String, Vec<String>> = map.next_value()?;
                     merge.markers.extend(markers);
+                }
+                "selection" => {
+                    let said: Vec<String> = map.next_value()?;
+                    for item in said {
+                        if !merge.selection.contains(&item) {
+                            merge.selection.push(item);
+                        }
+                    }
                 }
                 "collection_skips" => {
                     let skips: Vec<CollectionSkip> = map.next_value()?;
@@ -276,10 +346,12 @@ impl<'de> Visitor<'de> for Tests<'_> {
                 merge.details.insert(
                     id.to_string(),
                     TestDetail {
+                        outcome: Some(outcome),
                         reason: raw.reason.map(Cow::into_owned),
                         source: raw.source,
                         file: raw.file.map(Cow::into_owned),
                         line: raw.line,
+                        scope: raw.scope,
                     },
                 );
             }
@@ -302,6 +374,8 @@ struct RawDetail<'a> {
     line: Option<u32>,
     #[serde(default)]
     lines: Option<(u32, u32)>,
+    #[serde(default)]
+    scope: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -374,6 +448,7 @@ impl Runs {
             details: merge.details,
             lines: std::sync::Arc::new(merge.lines),
             collection_skips: merge.collection_skips,
+            selection: merge.selection,
         }
     }
 }

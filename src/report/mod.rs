@@ -259,6 +259,37 @@ impl Violation {
     }
 }
 
+/// A line of a suite file, for a label on it: the file relative to the repository (pytest
+/// names it relative to its rootdir), the span its text without the indentation.
+fn source_line(
+    config: &Config,
+    file: &str,
+    line: usize,
+    find: Option<&str>,
+) -> Option<(Source, Span)> {
+    let in_repo = crate::inputs::ids::repo_file(&config.pytest_root_in_repo(), file);
+    let source = crate::source::SourceFile::read(&config.repo_root.join(&in_repo), in_repo).ok()?;
+    let lines: Vec<&str> = source.text.lines().collect();
+    let line = match find {
+        None => line,
+        Some("pytestmark") => lines
+            .iter()
+            .position(|l| l.trim_start().starts_with("pytestmark"))
+            .map_or(line, |at| at + 1),
+        // A decorator stands right above its `def`: look up through it.
+        Some(word) => (line.saturating_sub(30).max(1)..=line.min(lines.len()))
+            .rev()
+            .find(|&at| lines[at - 1].contains(word))
+            .unwrap_or(line),
+    };
+    let start = source.offset_of(line, 1);
+    let text = source.text.get(start..)?;
+    let end = start + text.find('\n').unwrap_or(text.len());
+    let indent = text.len() - text.trim_start_matches([' ', '\t']).len();
+    let begin = (start + indent).min(end);
+    Some((source.clone(), begin..end.max(begin)))
+}
+
 fn resolve(
     raw: &RawReport,
     pack: &Pack,
@@ -304,13 +335,18 @@ fn resolve(
                 );
                 (located, field.clone())
             }
+            Target::Source { file, line, find } => {
+                (source_line(config, file, *line, find.as_deref()), None)
+            }
         };
-    let (file, line, column) = match &location {
-        Some((source, span)) => {
+    let (file, line, column) = match (&location, &raw.target) {
+        (Some((source, span)), _) => {
             let (line, column) = source.line_col(span.start);
             (Some(source.name.clone()), Some(line), Some(column))
         }
-        None => (None, None, None),
+        // A test file that cannot be read here still names its place.
+        (None, Target::Source { file, line, .. }) => (Some(file.clone()), Some(*line), Some(1)),
+        (None, _) => (None, None, None),
     };
     Some(Violation {
         code: rule.code.clone(),
