@@ -107,6 +107,8 @@ fn evaluate_pack(bencher: divan::Bencher) {
             commit: None,
             baseline: Default::default(),
             base_collected: None.into(),
+            selection_changes: None.into(),
+            hunks: None.into(),
             today: "2026-11-30".parse().unwrap(),
             target_branch: Some("main".into()),
             trusted_ref: None,

@@ -113,6 +113,10 @@ pub struct FactArgs {
     /// at the merge base, so only the freezes this patch adds or changes owe a deposit.
     #[arg(long, value_name = "REF", conflicts_with = "changed")]
     pub base: Option<String>,
+    /// The patch as a unified diff (`git diff -U0 BASE...HEAD`): the lines it changed,
+    /// for FZ209 (default with --base: computed with git).
+    #[arg(long, value_name = "FILE")]
+    pub diff: Option<PathBuf>,
     /// The ledger as it was at the base (default with --base: `git show` of the ledger
     /// at the merge base).
     #[arg(long, value_name = "FILE")]

@@ -121,7 +121,7 @@ fn run_policy(script: &str, line: usize) {
             .iter()
             .all(|code| {
                 [
-                    "FZ404", "FZ405", "FZ501", "FZ602", "FZ603", "FZ604", "FZ605",
+                    "FZ209", "FZ404", "FZ405", "FZ501", "FZ602", "FZ603", "FZ604", "FZ605",
                 ]
                 .contains(&code.as_str().unwrap())
             }),

@@ -264,7 +264,7 @@ fn the_record_applies_the_ledger_and_is_the_same_under_xdist() {
     assert_eq!(code, Some(0), "{report:#}\n{stderr}");
     assert_eq!(
         report["summary"]["not_evaluated"],
-        json!(["FZ207", "FZ208", "FZ501", "FZ603", "FZ604"])
+        json!(["FZ207", "FZ208", "FZ209", "FZ501", "FZ603", "FZ604"])
     );
 }
 
@@ -758,7 +758,7 @@ fn deselect_and_k_in_addopts_are_fz602() {
                 p.write("pytest.ini", &format!("{ini}addopts = {addopts}\n"));
             },
             1,
-            &["FZ602"],
+            &["FZ502", "FZ602"],
             &[],
         );
         common::assert_contains(
@@ -776,7 +776,7 @@ fn a_conftest_hook_that_drops_a_test_is_fz602() {
             p.write("tests/conftest.py", "def pytest_collection_modifyitems(items):\n    items[:] = [i for i in items if 'test_one' not in i.nodeid]\n")
         },
         1,
-        &["FZ602"],
+        &["FZ502", "FZ602"],
         &[],
     );
     common::assert_contains(
@@ -791,7 +791,7 @@ fn collect_ignore_is_fz604() {
         |p| p.write("tests/test_more.py", "def test_more():\n    assert True\n"),
         |p| p.write("tests/conftest.py", "collect_ignore = [\"test_more.py\"]\n"),
         1,
-        &["FZ604"],
+        &["FZ502", "FZ604"],
         &[],
     );
 }

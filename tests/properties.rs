@@ -270,6 +270,8 @@ impl FactsModel {
             commit: None,
             baseline: Default::default(),
             base_collected: None.into(),
+            selection_changes: None.into(),
+            hunks: None.into(),
             today: TODAY,
             target_branch: Some("main".into()),
             trusted_ref: None,

@@ -202,7 +202,7 @@ fn a_shadowing_config_deeper_in_the_tree_is_noticed() {
         "{named:?}"
     );
     assert_eq!(
-        verdict.json["summary"]["rules"], 32,
+        verdict.json["summary"]["rules"], 34,
         "the trusted config (builtin + org) was used"
     );
 }

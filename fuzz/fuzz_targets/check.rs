@@ -100,6 +100,8 @@ fn facts(ledger: Ledger, world: &World) -> Facts {
         commit: None,
         baseline: Default::default(),
         base_collected: None.into(),
+        selection_changes: None.into(),
+        hunks: None.into(),
         today: jiff::civil::date(2026, 11, 30),
         target_branch: Some("main".into()),
         trusted_ref: None,

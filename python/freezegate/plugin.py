@@ -125,7 +125,10 @@ def covered_by(node_id: str, frozen: Set[str]) -> bool:
 
 def _line_span(item: pytest.Item) -> Optional[List[int]]:
     """The first (decorators included) and last source line of a test function."""
-    code = getattr(getattr(item, "obj", None), "__code__", None)
+    function = getattr(item, "obj", None)
+    # Hypothesis wraps a property: its own lines are the inner test's.
+    function = getattr(getattr(function, "hypothesis", None), "inner_test", None) or function
+    code = getattr(function, "__code__", None)
     if code is None:
         return None
     first = code.co_firstlineno

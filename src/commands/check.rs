@@ -392,6 +392,8 @@ pub struct Gathering {
     coverage: Deferred<Coverage>,
     runs: Deferred<Runs>,
     base_collected: Deferred<IdSet>,
+    selection_changes: Deferred<Vec<(String, String)>>,
+    hunks: Deferred<crate::inputs::Hunks>,
     today: jiff::civil::Date,
     loading: Loading,
 }
@@ -559,9 +561,34 @@ pub fn start_loading(
         )
     };
 
+    // What the patch changed in what decides collection: from the changed files (and
+    // with --base, pytest's sections of shared config files compared with the base's).
+    let selection_changes = {
+        let (base, changed, repo_root) = (args.base.clone(), changed.clone(), repo_root.clone());
+        let given = args.base.is_some() || args.changed.is_some();
+        loading.add("selection_changes", Size::Small, given, move || {
+            Ok(changed
+                .get()
+                .map(|changed| tools::selection_changes(base.as_deref(), &repo_root, changed)))
+        })
+    };
+
+    let hunks = {
+        let (base, repo_root) = (args.base.clone(), repo_root.clone());
+        let diff = args.diff.as_deref().map(input);
+        let given = base.is_some() || diff.is_some();
+        loading.add("hunks", Size::Small, given, move || match (diff, base) {
+            (Some(diff), _) => Ok(Some(tools::parse_unified_diff(&diff.read()?.text))),
+            (None, Some(base)) => tools::changed_lines(&base, &repo_root).map(Some),
+            (None, None) => Ok(None),
+        })
+    };
+
     loading.start_small();
     Ok(Gathering {
         base_collected,
+        selection_changes,
+        hunks,
         collected,
         changed,
         samples,
@@ -619,6 +646,8 @@ impl Gathering {
             coverage: self.coverage,
             runs: self.runs,
             base_collected: self.base_collected,
+            selection_changes: self.selection_changes,
+            hunks: self.hunks,
             baseline: load_baseline(config)?,
             commit: args
                 .commit

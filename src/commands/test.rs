@@ -30,7 +30,7 @@ pub const CONFIG_FILE: &str = "freezegate.toml";
 /// The inputs a case can give, each under one of its conventional file names, with the
 /// `check` flag it stands for. The ledger is required; the others are optional (and can
 /// be dropped from what a case inherits with `omit`).
-pub const CASE_INPUTS: [(&str, &[&str], &str); 10] = [
+pub const CASE_INPUTS: [(&str, &[&str], &str); 11] = [
     (
         "ledger",
         &[
@@ -60,6 +60,7 @@ pub const CASE_INPUTS: [(&str, &[&str], &str); 10] = [
     ("results", &["junit.xml"], "--junit"),
     ("coverage", &["coverage.json"], "--coverage"),
     ("runs", &["run.json"], "--run"),
+    ("hunks", &["diff.txt"], "--diff"),
     (
         "base_collected",
         &["base_collected.txt", "base_collected.json"],
@@ -547,7 +548,7 @@ fn prepare(
             .any(|(input, _, _)| input == omitted && *input != "ledger")
         {
             return Err(case_err(format!(
-                "omit names `{omitted}`; inputs that can be omitted: collected, changed, samples, applied_skips, results, coverage, runs, base_collected, base_ledger"
+                "omit names `{omitted}`; inputs that can be omitted: collected, changed, samples, applied_skips, results, coverage, runs, hunks, base_collected, base_ledger"
             )));
         }
     }

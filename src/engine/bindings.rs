@@ -287,6 +287,19 @@ pub fn register(engine: &mut Engine, pytest_root: String) {
     crate::engine::coverage::register(engine);
 
     engine
+        .register_type_with_name::<crate::inputs::Hunks>("Hunks")
+        .register_fn(
+            "touches",
+            |h: &mut crate::inputs::Hunks, file: &str, first: INT, last: INT| {
+                let line = |n: INT| u32::try_from(n).unwrap_or(0);
+                h.touches(file, line(first), line(last))
+            },
+        )
+        .register_fn("to_string", |_: &mut crate::inputs::Hunks| {
+            "Hunks".to_string()
+        });
+
+    engine
         .register_type_with_name::<crate::inputs::run_record::Runs>("Runs")
         .register_get(
             "records",
@@ -362,6 +375,17 @@ pub fn register(engine: &mut Engine, pytest_root: String) {
                     .map(|id| entry(id, "deselected"))
                     .chain(r.dropped.iter().map(|id| entry(id, "dropped")))
                     .collect()
+            },
+        )
+        .register_fn(
+            "lines",
+            |r: &mut crate::inputs::run_record::Runs, id: &str| {
+                r.lines_of(id).map_or(Dynamic::UNIT, |(first, last)| {
+                    Dynamic::from_array(vec![
+                        Dynamic::from_int(INT::from(first)),
+                        Dynamic::from_int(INT::from(last)),
+                    ])
+                })
             },
         )
         .register_get(

@@ -350,6 +350,23 @@ impl ScriptEngine {
         shared.insert("coverage", Binding::of(&facts.coverage));
         shared.insert("runs", Binding::of(&facts.runs));
         shared.insert("base_collected", Binding::of(&facts.base_collected));
+        shared.insert("hunks", Binding::of(&facts.hunks));
+        let changes = facts.selection_changes.get().map(|changes| {
+            let items: rhai::Array = changes
+                .iter()
+                .map(|(file, what)| {
+                    let mut map = Map::new();
+                    map.insert("file".into(), file.clone().into());
+                    map.insert("what".into(), what.clone().into());
+                    Dynamic::from_map(map)
+                })
+                .collect();
+            Dynamic::from_array(items)
+        });
+        shared.insert(
+            "selection_changes",
+            Binding::Ready(changes.unwrap_or(Dynamic::UNIT)),
+        );
 
         let jobs: Vec<&Script> = pack
             .scripts

@@ -49,6 +49,10 @@ pub struct Facts {
     pub baseline: baseline::Baseline,
     /// The base's collection (`--base-run` / `--base-collected`), for FZ603/FZ604.
     pub base_collected: Deferred<IdSet>,
+    /// With `--base`: the lines the patch changed (FZ209).
+    pub hunks: Deferred<Hunks>,
+    /// With `--base`: the changed files that decide collection and skips (FZ502).
+    pub selection_changes: Deferred<Vec<(String, String)>>,
     pub today: jiff::civil::Date,
     pub target_branch: Option<String>,
     /// The ref config and policies were read from (`--trusted-ref`).
@@ -74,6 +78,8 @@ impl Facts {
             commit: None,
             baseline: Default::default(),
             base_collected: None.into(),
+            selection_changes: None.into(),
+            hunks: None.into(),
             today,
             target_branch: None,
             trusted_ref: None,
@@ -93,6 +99,8 @@ impl Facts {
             coverage: Deferred::ready(None),
             runs: Deferred::ready(None),
             base_collected: Deferred::ready(None),
+            selection_changes: Deferred::ready(None),
+            hunks: Deferred::ready(None),
             ..self
         }
     }
@@ -332,6 +340,30 @@ pub fn merge(
     Ok(builder.build())
 }
 
+/// The lines a patch added or changed, per repository path (new-side hunks).
+#[derive(Debug, Clone, Default)]
+pub struct Hunks(std::sync::Arc<rustc_hash::FxHashMap<String, Vec<(u32, u32)>>>);
+
+impl Hunks {
+    pub fn add(&mut self, file: &str, start: u32, count: u32) {
+        if count > 0 {
+            std::sync::Arc::make_mut(&mut self.0)
+                .entry(file.to_string())
+                .or_default()
+                .push((start, count));
+        }
+    }
+
+    /// Whether the patch added or changed any line of `first..=last` in `file`.
+    pub fn touches(&self, file: &str, first: u32, last: u32) -> bool {
+        self.0.get(file).is_some_and(|hunks| {
+            hunks
+                .iter()
+                .any(|&(start, count)| start <= last && start + count > first)
+        })
+    }
+}
+
 /// Whether a gate run can be without an input, and what its absence means.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Presence {
@@ -363,7 +395,7 @@ const fn input(name: &'static str, flag: &'static str, presence: Presence) -> In
 
 /// Every input, once: its binding name, the flags that provide it, and what its absence
 /// means.
-pub const INPUTS: [Input; 17] = [
+pub const INPUTS: [Input; 19] = [
     input(
         "ledger",
         "--ledger FILE (or `ledger` in config)",
@@ -411,6 +443,16 @@ pub const INPUTS: [Input; 17] = [
         "baseline",
         "`skip_baseline` in config (default gate/skip_baseline.json; `freezegate baseline` writes it)",
         Presence::Always,
+    ),
+    input(
+        "hunks",
+        "--base REF or --diff FILE (the lines the patch changed)",
+        Presence::Optional,
+    ),
+    input(
+        "selection_changes",
+        "--changed FILE or --base REF (what the patch changed in conftest.py and pytest's config)",
+        Presence::Optional,
     ),
     input(
         "base_collected",

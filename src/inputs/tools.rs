@@ -148,6 +148,131 @@ pub fn is_dirty(repo_root: &Path) -> bool {
     .unwrap_or(false)
 }
 
+/// The changed files that decide which tests pytest collects or skips, and what about
+/// each changed: any `conftest.py` or `pytest.ini`, and the pytest sections of
+/// `pyproject.toml` (`[tool.pytest.ini_options]`), `tox.ini` (`[pytest]`) and
+/// `setup.cfg` (`[tool:pytest]`) when they differ from the merge base's.
+///
+/// Without a base (`--changed FILE`), the sections cannot be compared: a changed
+/// `pyproject.toml`, `tox.ini` or `setup.cfg` is then not named.
+pub fn selection_changes(
+    base: Option<&str>,
+    repo_root: &Path,
+    changed: &crate::inputs::ids::IdSet,
+) -> Vec<(String, String)> {
+    let rev = base.map(|base| merge_base(base, repo_root).unwrap_or_else(|| base.to_string()));
+    let at_base = |file: &str| -> Option<String> {
+        let rev = rev.as_deref()?;
+        Some(
+            git(repo_root, &["show", &format!("{rev}:{file}")])
+                .ok()
+                .filter(|out| out.status.success())
+                .map(|out| String::from_utf8_lossy(&out.stdout).into_owned())
+                .unwrap_or_default(),
+        )
+    };
+    let now = |file: &str| std::fs::read_to_string(repo_root.join(file)).unwrap_or_default();
+    let mut found = Vec::new();
+    for file in changed.iter() {
+        let name = file.rsplit('/').next().unwrap_or(file);
+        let what = match name {
+            "conftest.py" => Some(
+                "a conftest.py (its hooks and fixtures decide what is collected and skipped)"
+                    .to_string(),
+            ),
+            "pytest.ini" => Some("pytest.ini".to_string()),
+            "pyproject.toml" => at_base(file)
+                .filter(|then| pyproject_pytest(then) != pyproject_pytest(&now(file)))
+                .map(|_| "[tool.pytest.ini_options] in pyproject.toml".to_string()),
+            "tox.ini" => at_base(file)
+                .filter(|then| ini_section(then, "pytest") != ini_section(&now(file), "pytest"))
+                .map(|_| "the [pytest] section of tox.ini".to_string()),
+            "setup.cfg" => at_base(file)
+                .filter(|then| {
+                    ini_section(then, "tool:pytest") != ini_section(&now(file), "tool:pytest")
+                })
+                .map(|_| "the [tool:pytest] section of setup.cfg".to_string()),
+            _ => None,
+        };
+        if let Some(what) = what {
+            found.push((file.to_string(), what));
+        }
+    }
+    found
+}
+
+/// `[tool.pytest]` of a pyproject.toml, as TOML text (empty when absent or unreadable).
+fn pyproject_pytest(text: &str) -> String {
+    text.parse::<toml::Table>()
+        .ok()
+        .and_then(|doc| doc.get("tool")?.get("pytest").map(|t| t.to_string()))
+        .unwrap_or_default()
+}
+
+/// The lines of one `[section]` of an INI file, trimmed, without comments.
+fn ini_section(text: &str, section: &str) -> Vec<String> {
+    let header = format!("[{section}]");
+    let mut inside = false;
+    let mut lines = Vec::new();
+    for line in text.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            inside = line == header;
+            continue;
+        }
+        if inside && !line.is_empty() && !line.starts_with('#') && !line.starts_with(';') {
+            lines.push(line.to_string());
+        }
+    }
+    lines
+}
+
+/// The lines this patch added or changed, per repository path, from `git diff -U0`
+/// against the merge base of `base` and HEAD: new-side `(first line, count)` hunks.
+pub fn changed_lines(base: &str, repo_root: &Path) -> Result<crate::inputs::Hunks, InputError> {
+    let rev = merge_base(base, repo_root).unwrap_or_else(|| base.to_string());
+    let out = git(
+        repo_root,
+        &[
+            "diff",
+            "-U0",
+            "--no-color",
+            "--no-ext-diff",
+            "--no-renames",
+            &rev,
+            "HEAD",
+        ],
+    )?;
+    if !out.status.success() {
+        return Err(InputError::usage(format!(
+            "--base {base}: `git diff -U0` failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    Ok(parse_unified_diff(&String::from_utf8_lossy(&out.stdout)))
+}
+
+/// The new-side hunks of a unified diff (`git diff -U0` output, or `--diff FILE`).
+pub fn parse_unified_diff(text: &str) -> crate::inputs::Hunks {
+    let mut hunks = crate::inputs::Hunks::default();
+    let mut file: Option<String> = None;
+    for line in text.lines() {
+        if let Some(path) = line.strip_prefix("+++ ") {
+            file = path.strip_prefix("b/").map(str::to_string);
+        } else if let (Some(file), Some(rest)) = (&file, line.strip_prefix("@@ ")) {
+            // `@@ -a,b +c,d @@`: the new side starts at c and spans d lines (1 if no d).
+            let new = rest.split(' ').find_map(|part| part.strip_prefix('+'));
+            if let Some(new) = new {
+                let (start, count) = new.split_once(',').unwrap_or((new, "1"));
+                if let (Ok(start), Ok(count)) = (start.parse::<u32>(), count.parse::<u32>()) {
+                    hunks.add(file, start, count);
+                }
+            }
+        }
+    }
+    hunks
+}
+
 /// The merge base of `base` and HEAD (what `git diff base...HEAD` compares with).
 pub fn merge_base(base: &str, repo_root: &Path) -> Option<String> {
     let output = git(repo_root, &["merge-base", base, "HEAD"]).ok()?;
