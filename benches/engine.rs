@@ -86,34 +86,25 @@ fn evaluate_pack(bencher: divan::Bencher) {
     let collected = collected_set(collected_text());
     let ledger_source = ledger_text();
     bencher
-        .with_inputs(|| Facts {
-            ledger: Ledger::parse(
+        .with_inputs(|| {
+            let ledger = Ledger::parse(
                 SourceFile::new("l.json", "l.json", ledger_source.clone()),
                 Format::Json,
             )
-            .unwrap(),
-            collected: Some(collected.clone()).into(),
-            changed: (Some(
+            .unwrap();
+            let mut facts = Facts::of_ledger(ledger, "2026-11-30".parse().unwrap(), String::new());
+            facts.collected = Some(collected.clone()).into();
+            facts.changed = Some(
                 (0..FREEZES)
                     .map(|i| format!("tests/props/test_prop{i}.py"))
                     .collect(),
-            ))
-            .into(),
-            samples: Some(freezegate::inputs::samples::Samples::default()).into(),
-            applied_skips: Some(IdSet::default()).into(),
-            results: None.into(),
-            coverage: None.into(),
-            runs: None.into(),
-            commit: None,
-            baseline: Default::default(),
-            base_collected: None.into(),
-            selection_changes: None.into(),
-            hunks: None.into(),
-            today: "2026-11-30".parse().unwrap(),
-            target_branch: Some("main".into()),
-            trusted_ref: None,
-            pytest_root: String::new(),
-            jobs: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            )
+            .into();
+            facts.samples = Some(freezegate::inputs::samples::Samples::default()).into();
+            facts.applied_skips = Some(IdSet::default()).into();
+            facts.target_branch = Some("main".into());
+            facts.jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
+            facts
         })
         .bench_refs(|facts| judge(&gate, facts, &selection).expect("evaluates"));
 }

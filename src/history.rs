@@ -49,6 +49,12 @@ pub struct Record {
     /// Rules that could not run for a missing input.
     #[serde(default)]
     pub not_evaluated: Vec<String>,
+    /// The skips outside the ledger FZ601 refused.
+    #[serde(default)]
+    pub unledgered: Vec<String>,
+    /// How many tests the run collected, when the collection was given.
+    #[serde(default)]
+    pub collected: Option<usize>,
 }
 
 impl Record {
@@ -59,14 +65,18 @@ impl Record {
         target_branch: Option<String>,
         failed: bool,
     ) -> Record {
-        let mut refused: Vec<String> = Vec::new();
-        for v in report.violations.iter().filter(|v| v.code == "FZ401") {
-            if let Some(id) = &v.test_id {
-                if !refused.contains(id) {
-                    refused.push(id.clone());
+        let ids_of = |code: &str| {
+            let mut ids: Vec<String> = Vec::new();
+            for v in report.violations.iter().filter(|v| v.code == code) {
+                if let Some(id) = &v.test_id {
+                    if !ids.contains(id) {
+                        ids.push(id.clone());
+                    }
                 }
             }
-        }
+            ids
+        };
+        let refused = ids_of("FZ401");
         Record {
             version: VERSION,
             time: jiff::Timestamp::now()
@@ -89,6 +99,8 @@ impl Record {
                 .collect(),
             refused_inherited: refused,
             not_evaluated: report.summary.not_evaluated.clone(),
+            unledgered: ids_of("FZ601"),
+            collected: report.collected,
         }
     }
 
@@ -251,6 +263,8 @@ mod tests {
             rules: [("FZ401".to_string(), refused.len())].into_iter().collect(),
             refused_inherited: refused.iter().map(|s| s.to_string()).collect(),
             not_evaluated: Vec::new(),
+            unledgered: Vec::new(),
+            collected: None,
         }
     }
 

@@ -258,26 +258,14 @@ impl FactsModel {
             Results::load(&[SourceFile::new("gate/junit.xml", "gate/junit.xml", xml)])
                 .expect("generated JUnit parses")
         });
-        Facts {
-            ledger,
-            collected: Some(IdSet::from_iter(collected)).into(),
-            changed: Some(IdSet::from_iter(changed)).into(),
-            samples: Some(samples).into(),
-            applied_skips: Some(IdSet::from_iter(applied)).into(),
-            results: results.into(),
-            coverage: None.into(),
-            runs: None.into(),
-            commit: None,
-            baseline: Default::default(),
-            base_collected: None.into(),
-            selection_changes: None.into(),
-            hunks: None.into(),
-            today: TODAY,
-            target_branch: Some("main".into()),
-            trusted_ref: None,
-            pytest_root: String::new(),
-            jobs: 1,
-        }
+        let mut facts = Facts::of_ledger(ledger, TODAY, String::new());
+        facts.collected = Some(IdSet::from_iter(collected)).into();
+        facts.changed = Some(IdSet::from_iter(changed)).into();
+        facts.samples = Some(samples).into();
+        facts.applied_skips = Some(IdSet::from_iter(applied)).into();
+        facts.results = results.into();
+        facts.target_branch = Some("main".into());
+        facts
     }
 }
 

@@ -850,3 +850,64 @@ fn coverage_at_stake_across_open_freezes() {
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(json["coverage"].is_null());
 }
+
+#[test]
+fn skips_outside_the_ledger_and_the_suite_size_over_the_history() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join(".git")).unwrap();
+    let write = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write("gate/freeze_ledger.json", r#"{"schema": 1, "freezes": []}"#);
+    write(
+        "gate/skip_baseline.json",
+        r#"{"version": 1, "skips": [{"test_id": "t.py::a", "kind": "skip"}, {"test_id": "t.py::b", "kind": "xfail"}, {"test_id": "t.py", "kind": "collection"}]}"#,
+    );
+    let record = |time: &str, collected: usize, unledgered: &[&str]| {
+        serde_json::json!({"version": 1, "time": time, "today": "2026-11-30", "commit": null,
+            "target_branch": "main", "failed": !unledgered.is_empty(), "errors": unledgered.len(),
+            "warnings": 0, "freezes": 0, "rules": {}, "refused_inherited": [],
+            "unledgered": unledgered, "collected": collected})
+        .to_string()
+    };
+    write(
+        "gate/history.jsonl",
+        &[
+            record("2026-11-20T09:00:00Z", 25, &["t.py::old"]),
+            record("2026-11-24T09:00:00Z", 20, &["t.py::c", "t.py::d"]),
+            record("2026-11-28T09:00:00Z", 18, &["t.py::d"]),
+        ]
+        .join("\n"),
+    );
+    let stats = |format: &str| {
+        let out = freezegate(dir.path())
+            .args([
+                "stats",
+                "--history",
+                "gate/history.jsonl",
+                "--since",
+                "2026-11-23",
+            ])
+            .args(["--today", "2026-11-30", "--format", format])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let json: serde_json::Value = serde_json::from_str(&stats("json")).unwrap();
+    assert_eq!(
+        json["outside"],
+        serde_json::json!({"baseline_entries": 3, "refused": 3, "refused_distinct": 2, "collected_per_run": [20, 18]})
+    );
+    let expected = "baseline 3 entries; FZ601 refused 3 (2 distinct)";
+    assert!(stats("human").contains(&format!("skips outside the ledger    {expected}\n  suite size                  20 → 18 collected over 2 runs")));
+    assert!(stats("markdown").contains(&format!(
+        "Skips outside the ledger: {expected}. Suite size: 20 → 18 collected over 2 runs."
+    )));
+}

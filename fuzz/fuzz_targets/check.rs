@@ -81,33 +81,19 @@ fn facts(ledger: Ledger, world: &World) -> Facts {
     };
     std::sync::Arc::make_mut(&mut samples.properties).insert(PROPERTY.into(), freezegate::inputs::samples::Count::given(12));
     std::sync::Arc::make_mut(&mut samples.properties).insert(WEAK.into(), freezegate::inputs::samples::Count::given(2));
-    Facts {
-        ledger,
-        collected: Some(IdSet::from_iter([FROZEN, PROPERTY, WEAK, OTHER])).into(),
-        changed: (Some(IdSet::from_iter([
-            "tests/props/test_p.py",
-            "gate/freeze_ledger.json",
-        ]))).into(),
-        samples: Some(samples).into(),
-        applied_skips: (Some(IdSet::from_iter([
-            FROZEN,
-            "tests/test_a.py::test_allowed",
-            "tests/test_a.py::test_inherited",
-        ]))).into(),
-        results: Some(world.results.clone()).into(),
-        coverage: None.into(),
-        runs: None.into(),
-        commit: None,
-        baseline: Default::default(),
-        base_collected: None.into(),
-        selection_changes: None.into(),
-        hunks: None.into(),
-        today: jiff::civil::date(2026, 11, 30),
-        target_branch: Some("main".into()),
-        trusted_ref: None,
-        pytest_root: String::new(),
-        jobs: 1,
-    }
+    let mut facts = Facts::of_ledger(ledger, jiff::civil::date(2026, 11, 30), String::new());
+    facts.collected = Some(IdSet::from_iter([FROZEN, PROPERTY, WEAK, OTHER])).into();
+    facts.changed = Some(IdSet::from_iter(["tests/props/test_p.py", "gate/freeze_ledger.json"])).into();
+    facts.samples = Some(samples).into();
+    facts.applied_skips = Some(IdSet::from_iter([
+        FROZEN,
+        "tests/test_a.py::test_allowed",
+        "tests/test_a.py::test_inherited",
+    ]))
+    .into();
+    facts.results = Some(world.results.clone()).into();
+    facts.target_branch = Some("main".into());
+    facts
 }
 
 fuzz_target!(|data: &[u8]| {

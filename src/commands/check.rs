@@ -230,6 +230,7 @@ pub fn judge(
     if let Some(samples) = facts.samples.get() {
         report.samples = sample_rows(&facts.ledger, samples);
     }
+    report.collected = facts.collected.get().map(IdSet::len);
     Ok((evaluation, report))
 }
 
@@ -266,12 +267,7 @@ fn require_evaluated(report: &Report) -> Result<(), InputError> {
         return Ok(());
     }
     let codes: Vec<&str> = pack_rules().map(|r| r.code.as_str()).collect();
-    let missing: Vec<String> = report
-        .violations
-        .iter()
-        .filter(|v| v.code == "FZ001")
-        .map(|v| v.message.clone())
-        .collect();
+    let missing = report.missing_inputs();
     let why = match missing.is_empty() {
         true => "their inputs were not given (results with --junit, coverage with --coverage)"
             .to_string(),

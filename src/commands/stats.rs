@@ -55,12 +55,7 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &StatsArgs) -> Result<u
                 }
             }
         }
-        let missing: Vec<String> = report
-            .violations
-            .iter()
-            .filter(|v| v.code == "FZ001")
-            .map(|v| v.message.clone())
-            .collect();
+        let missing = report.missing_inputs();
         // Rules of optional inputs (results, coverage) not evaluated leave the count
         // standing; a missing required input (FZ001) does not.
         if missing.is_empty() {
@@ -136,6 +131,7 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &StatsArgs) -> Result<u
         freezes,
         deposit,
         history,
+        baseline: facts.baseline.entries.len(),
     });
     let rendered = match args.format {
         StatsFormat::Human => stats::render_human(&figures),

@@ -69,6 +69,9 @@ pub struct Report {
     pub notes: Vec<crate::engine::Note>,
     /// The distinct inputs counted for each compensating property, and how.
     pub samples: Vec<SampleRow>,
+    /// How many tests the run collected, when the collection was given (for the history).
+    #[serde(skip)]
+    pub collected: Option<usize>,
     /// Metadata of every enabled rule (SARIF and JUnit describe each one).
     #[serde(skip)]
     pub meta: Vec<RuleMeta>,
@@ -200,6 +203,7 @@ impl Report {
             violations,
             notes: evaluation.notes.clone(),
             samples: Vec::new(),
+            collected: None,
             meta,
             freezes,
         }
@@ -228,6 +232,16 @@ impl Report {
             true => "its script stopped for a missing input (see FZ001)".to_string(),
             false => format!("it needs {}", crate::words::join_and(&needs)),
         }
+    }
+
+    /// What FZ001 said: the required inputs that were not given, and the rules each kept
+    /// from running.
+    pub fn missing_inputs(&self) -> Vec<String> {
+        self.violations
+            .iter()
+            .filter(|v| v.code == "FZ001")
+            .map(|v| v.message.clone())
+            .collect()
     }
 
     /// Whether the rule ran (see [`RuleCount::evaluated`]).

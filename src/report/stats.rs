@@ -33,6 +33,8 @@ pub struct Inputs {
     pub freezes: Vec<FreezeFacts>,
     pub deposit: DepositInput,
     pub history: Option<HistoryInput>,
+    /// Entries of the skip baseline.
+    pub baseline: usize,
 }
 
 /// One ledger entry, as the figures need it.
@@ -82,6 +84,45 @@ pub struct Stats {
     pub teams: Vec<Group>,
     /// With `--coverage`: what the open freezes put at stake; `null` without it.
     pub coverage: Option<CoverageAtStake>,
+    /// Skips outside the ledger: the baseline, and (with `--history`) what FZ601
+    /// refused and how many tests each run collected.
+    pub outside: Outside,
+}
+
+/// Skips outside the ledger, and whether the suite shrinks.
+#[derive(Debug, Clone, Serialize)]
+pub struct Outside {
+    pub baseline_entries: usize,
+    /// Skips FZ601 refused in the period (per run, each id once), `null` without history.
+    pub refused: Option<usize>,
+    pub refused_distinct: Option<usize>,
+    /// Tests collected per run in the period, oldest first (runs that gave a collection).
+    pub collected_per_run: Vec<usize>,
+}
+
+impl Outside {
+    pub fn text(&self) -> String {
+        let mut text = format!(
+            "baseline {}",
+            crate::words::count_as(self.baseline_entries as i64, "entry", "entries")
+        );
+        if let (Some(refused), Some(distinct)) = (self.refused, self.refused_distinct) {
+            text.push_str(&format!("; FZ601 refused {refused} ({distinct} distinct)"));
+        }
+        text
+    }
+
+    /// `1,200 → 1,188 tests collected over 5 runs`, when the history has sizes.
+    pub fn suite_text(&self) -> Option<String> {
+        let (first, last) = (
+            self.collected_per_run.first()?,
+            self.collected_per_run.last()?,
+        );
+        Some(format!(
+            "{first} → {last} collected over {}",
+            crate::words::count_of(self.collected_per_run.len(), "run")
+        ))
+    }
 }
 
 /// Lines only frozen tests covered, summed over the open freezes with coverage data.
@@ -387,6 +428,34 @@ impl Stats {
                 age_buckets,
             },
             deposit,
+            outside: {
+                let in_period = |record: &&crate::history::Record| match inputs.history.as_ref() {
+                    Some(h) => match (h.since, record.date()) {
+                        (Some(since), Some(date)) => date >= since,
+                        _ => true,
+                    },
+                    None => false,
+                };
+                let records: Vec<&crate::history::Record> = inputs
+                    .history
+                    .iter()
+                    .flat_map(|h| h.history.records.iter().map(|(_, r)| r))
+                    .filter(in_period)
+                    .collect();
+                let distinct: BTreeSet<&str> = records
+                    .iter()
+                    .flat_map(|r| r.unledgered.iter().map(String::as_str))
+                    .collect();
+                Outside {
+                    baseline_entries: inputs.baseline,
+                    refused: inputs
+                        .history
+                        .as_ref()
+                        .map(|_| records.iter().map(|r| r.unledgered.len()).sum()),
+                    refused_distinct: inputs.history.as_ref().map(|_| distinct.len()),
+                    collected_per_run: records.iter().filter_map(|r| r.collected).collect(),
+                }
+            },
             inherited,
             owners,
             teams,
@@ -500,7 +569,7 @@ pub fn render_human(s: &Stats) -> String {
     let label = |l: &str| format!("{l:<28}");
     out.push_str("Weekly numbers\n");
     out.push_str(&format!(
-        "  {}{}\n  {}{}\n  {}{}\n\n",
+        "  {}{}\n  {}{}\n  {}{}\n",
         label("deposit failures"),
         s.deposit_text(),
         label("median age of open freezes"),
@@ -508,6 +577,15 @@ pub fn render_human(s: &Stats) -> String {
         label("inherited skips refused"),
         s.refused_text()
     ));
+    out.push_str(&format!(
+        "  {}{}\n",
+        label("skips outside the ledger"),
+        s.outside.text()
+    ));
+    if let Some(suite) = s.outside.suite_text() {
+        out.push_str(&format!("  {}{}\n", label("suite size"), suite));
+    }
+    out.push('\n');
     let f = &s.freezes;
     out.push_str(&format!("Open freezes: {}\n", f.open));
     match &f.age_days {
@@ -663,6 +741,11 @@ pub fn render_markdown(s: &Stats) -> String {
     if let Some(c) = &s.coverage {
         out.push_str(&format!("Coverage at stake: {}.\n\n", c.text()));
     }
+    out.push_str(&format!("Skips outside the ledger: {}.", s.outside.text()));
+    if let Some(suite) = s.outside.suite_text() {
+        out.push_str(&format!(" Suite size: {suite}."));
+    }
+    out.push_str("\n\n");
     if f.dated > 0 {
         let top = f.age_buckets.iter().map(|b| b.freezes).max().unwrap_or(0);
         let labels: Vec<String> = f
