@@ -411,6 +411,43 @@ fn an_interrupted_or_failed_collection_is_an_incomplete_record_the_gate_refuses(
     let (code, _, stderr) = project.gate(&["--run", "gate/run.json", "--changed", "/dev/null"]);
     assert_eq!(code, Some(2));
     common::assert_contains(&stderr, "gate/run.json: is an incomplete run record");
+
+    // `-x` stops at the first failure: the tests it did not reach did not run.
+    project.write(
+        "tests/test_broken.py",
+        "def test_fails():\n    assert False\n",
+    );
+    let out = project.pytest(&["-x", "-p", "no:randomly"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    let record: Value =
+        serde_json::from_str(&fs::read_to_string(project.root.join("gate/run.json")).unwrap())
+            .unwrap();
+    assert_eq!(record["complete"], false);
+}
+
+#[test]
+fn init_enables_the_plugin_in_pytest_9s_native_toml_table() {
+    let project = Project::new();
+    fs::remove_file(project.root.join("pytest.ini")).unwrap();
+    project.write(
+        "pyproject.toml",
+        "[tool.pytest]\nstrict = true\nmarkers = [\"slow: slow tests\"]\n",
+    );
+    let out = hermetic(&mut Command::new(BIN))
+        .arg("init")
+        .current_dir(&project.root)
+        .output()
+        .unwrap();
+    common::assert_contains(
+        &text(&out.stdout),
+        "updated  pyproject.toml (freezegate = true in [tool.pytest])",
+    );
+    let out = project.pytest(&["-p", "no:cacheprovider"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    assert!(
+        project.root.join("gate/run.json").exists(),
+        "the plugin ran from [tool.pytest]"
+    );
 }
 
 #[test]

@@ -371,18 +371,20 @@ class FreezegatePlugin:
     def _selection(self) -> List[str]:
         """What asked pytest to deselect, as the command line and ini gave it."""
         option = self.config.option
+        addopts = " ".join(self.config.getini("addopts"))
         said: List[str] = []
-        if getattr(option, "keyword", ""):
+        # What addopts gave is said once, as addopts.
+        if getattr(option, "keyword", "") and option.keyword not in addopts:
             said.append(f"-k {option.keyword!r}")
-        if getattr(option, "markexpr", ""):
+        if getattr(option, "markexpr", "") and option.markexpr not in addopts:
             said.append(f"-m {option.markexpr!r}")
         for node_id in getattr(option, "deselect", None) or []:
-            said.append(f"--deselect {node_id}")
-        if getattr(option, "lf", False):
+            if node_id not in addopts:
+                said.append(f"--deselect {node_id}")
+        if getattr(option, "lf", False) and "--lf" not in addopts:
             said.append("--lf")
-        addopts = self.config.getini("addopts")
         if addopts:
-            said.append(f"addopts = {' '.join(addopts)}")
+            said.append(f"addopts = {addopts}")
         return said
 
     def _relative(self, path: str) -> str:
@@ -423,6 +425,8 @@ class FreezegatePlugin:
             and not self.collection_failed
             and int(exitstatus) in (0, 1, 5)
             and not session.shouldstop
+            # -x / --maxfail stopped the run: what it did not reach did not run.
+            and not session.shouldfail
         )
         lines = collection.lines
         tests = {}

@@ -238,12 +238,13 @@ pub fn judge(
 /// counted, in ledger order.
 fn sample_rows(ledger: &Ledger, samples: &Samples) -> Vec<crate::report::SampleRow> {
     let mut rows: Vec<crate::report::SampleRow> = Vec::new();
+    let mut seen = rustc_hash::FxHashSet::default();
     for entry in ledger.entries.iter() {
         for property in entry.properties() {
             let Some(count) = samples.properties.get(property) else {
                 continue;
             };
-            if rows.iter().all(|row| row.property != property) {
+            if seen.insert(property) {
                 rows.push(crate::report::SampleRow {
                     property: property.to_string(),
                     distinct: count.distinct,

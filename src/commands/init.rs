@@ -140,22 +140,29 @@ fn enable_plugin(root: &Path) -> Result<&'static str, InputError> {
         let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| {
             InputError::new("pyproject.toml", format!("does not parse: {e}"))
         })?;
-        let options = doc
-            .get_mut("tool")
-            .and_then(|tool| tool.get_mut("pytest"))
-            .and_then(|pytest| pytest.get_mut("ini_options"))
-            .and_then(toml_edit::Item::as_table_like_mut);
+        // `[tool.pytest.ini_options]`, or pytest 9's native `[tool.pytest]`.
+        let pytest = doc.get_mut("tool").and_then(|tool| tool.get_mut("pytest"));
+        let native = pytest
+            .as_ref()
+            .is_some_and(|pytest| pytest.get("ini_options").is_none());
+        let options = match native {
+            true => pytest.and_then(toml_edit::Item::as_table_like_mut),
+            false => pytest
+                .and_then(|pytest| pytest.get_mut("ini_options"))
+                .and_then(toml_edit::Item::as_table_like_mut),
+        };
+        let section = if native {
+            "[tool.pytest]"
+        } else {
+            "[tool.pytest.ini_options]"
+        };
         if let Some(options) = options {
             if options.get("freezegate").is_some() {
-                println!(
-                    "kept     pyproject.toml ([tool.pytest.ini_options] already sets freezegate)"
-                );
+                println!("kept     pyproject.toml ({section} already sets freezegate)");
             } else {
                 options.insert("freezegate", toml_edit::value(true));
                 write_atomic(&pyproject, doc.to_string().as_bytes())?;
-                println!(
-                    "updated  pyproject.toml (freezegate = true in [tool.pytest.ini_options])"
-                );
+                println!("updated  pyproject.toml (freezegate = true in {section})");
             }
             return Ok("python -m pytest");
         }

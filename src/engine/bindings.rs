@@ -79,9 +79,9 @@ impl Freeze {
             "changed" => {
                 return Dynamic::from_array(
                     entry
-                        .changed
-                        .iter()
-                        .map(|f| Dynamic::from(ImmutableString::from(f.as_str())))
+                        .changed_fields()
+                        .into_iter()
+                        .map(|f| Dynamic::from(ImmutableString::from(f)))
                         .collect(),
                 )
             }
@@ -194,7 +194,7 @@ pub fn register(engine: &mut Engine, pytest_root: String) {
         .register_fn("nearest", |set: &mut IdSet, id: &str, n: INT| -> Array {
             set.nearest(id, usize::try_from(n).unwrap_or(0))
                 .into_iter()
-                .map(|id| Dynamic::from(ImmutableString::from(id)))
+                .map(Dynamic::from)
                 .collect()
         })
         .register_fn("to_string", |set: &mut IdSet| {

@@ -4,7 +4,7 @@ use std::hash::BuildHasher;
 use std::sync::Arc;
 
 use hashbrown::HashTable;
-use rustc_hash::FxBuildHasher;
+use rustc_hash::{FxBuildHasher, FxHashSet};
 
 use crate::error::InputError;
 use crate::source::Source;
@@ -24,46 +24,17 @@ struct IdSetInner {
     spans: Spans,
     /// Indexes into `spans`, hashed by the id's text.
     table: HashTable<u32>,
-    /// The ids by file and folder, made on the first [`IdSet::nearest`].
-    by_file: std::sync::OnceLock<ByFile>,
+    /// The suggestions [`IdSet::nearest`] made, by the id asked about.
+    suggested: std::sync::Mutex<rustc_hash::FxHashMap<String, Vec<String>>>,
 }
 
-/// The ids of an [`IdSet`] by file, and its files by folder: where a "did you mean"
-/// looks first.
-#[derive(Debug, Default)]
-struct ByFile {
-    /// Each file and the indexes of its ids.
-    files: Vec<(String, Vec<u32>)>,
-    file_index: rustc_hash::FxHashMap<String, usize>,
-    /// Folder → positions in `files`.
-    dirs: rustc_hash::FxHashMap<String, Vec<usize>>,
-}
+/// How many misspelt ids a run gets suggestions for: each searches the whole set, and
+/// the first few are what a reader acts on.
+pub const SUGGESTIONS: usize = 20;
 
-impl ByFile {
-    fn of(set: &IdSet) -> ByFile {
-        let mut by_file = ByFile::default();
-        for (index, id) in set.iter().enumerate() {
-            let file = file_of(id);
-            let at = match by_file.file_index.get(file) {
-                Some(&at) => at,
-                None => {
-                    let at = by_file.files.len();
-                    by_file.files.push((file.to_string(), Vec::new()));
-                    by_file.file_index.insert(file.to_string(), at);
-                    let dir = file.rsplit_once('/').map_or("", |(dir, _)| dir);
-                    by_file.dirs.entry(dir.to_string()).or_default().push(at);
-                    at
-                }
-            };
-            by_file.files[at].1.push(index as u32);
-        }
-        by_file
-    }
-
-    fn file(&self, file: &str) -> Option<&(String, Vec<u32>)> {
-        self.file_index.get(file).map(|&at| &self.files[at])
-    }
-}
+/// Above this many ids a search costs more than the rest of a check (tens of
+/// milliseconds a pass): the hint is left out, the violation stays.
+pub const SUGGEST_UP_TO: usize = 250_000;
 
 /// Byte ranges `(start, len)` into a text, five bytes each: a start, and a length byte
 /// that sends the rare length over 254 to a side table.
@@ -331,12 +302,37 @@ impl IdSet {
     }
 
     /// Up to `n` ids closest to `id` (a misspelt one), nearest first: among the ids of
-    /// its file, else of the files nearest its file; none when nothing is close. The
-    /// ids by file are indexed on the first call.
-    pub fn nearest(&self, id: &str, n: usize) -> Vec<&str> {
-        // A third of what may differ: the name after the file, or the file itself.
-        let name_len = id.len() - file_of(id).len();
-        let close = |a: &str, b: &str, within: usize| {
+    /// its file, else of the files nearest its file in its folder, else in the folders
+    /// nearest its folder; none when nothing is close. Each search reads the whole set,
+    /// so a run gets them for its first [`SUGGESTIONS`] distinct ids (an id asked again
+    /// gets the same answer).
+    pub fn nearest(&self, id: &str, n: usize) -> Vec<String> {
+        let mut asked = self
+            .0
+            .suggested
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(found) = asked.get(id) {
+            return found.iter().take(n).cloned().collect();
+        }
+        if asked.len() >= SUGGESTIONS || self.len() > SUGGEST_UP_TO {
+            return Vec::new();
+        }
+        let found: Vec<String> = self
+            .search_nearest(id)
+            .into_iter()
+            .map(str::to_string)
+            .collect();
+        asked.insert(id.to_string(), found.clone());
+        found.into_iter().take(n).collect()
+    }
+
+    fn search_nearest(&self, id: &str) -> Vec<&str> {
+        fn dir_of(file: &str) -> &str {
+            file.rsplit_once('/').map_or("", |(dir, _)| dir)
+        }
+        // Within a third of what may differ: the name after the file, or the file.
+        fn close(a: &str, b: &str, within: usize) -> Option<usize> {
             let bound = (within / 3).max(2);
             // The length difference is a lower bound of the distance: skip the far ones.
             if a.len().abs_diff(b.len()) > bound {
@@ -344,50 +340,59 @@ impl IdSet {
             }
             let distance = strsim::levenshtein(a, b);
             (distance <= bound).then_some(distance)
-        };
-        let by_file = self.0.by_file.get_or_init(|| ByFile::of(self));
+        }
+        fn nearest_of<'a>(names: FxHashSet<&'a str>, to: &str) -> FxHashSet<&'a str> {
+            let near: Vec<(usize, &str)> = names
+                .into_iter()
+                .filter_map(|name| close(name, to, to.len()).map(|d| (d, name)))
+                .collect();
+            let best = near.iter().map(|(d, _)| *d).min();
+            near.into_iter()
+                .filter(|(d, _)| Some(*d) == best)
+                .map(|(_, name)| name)
+                .collect()
+        }
         let file = file_of(id);
-        let dir = file.rsplit_once('/').map_or("", |(dir, _)| dir);
-        // Its own file; else the nearest files of its folder; else of the nearest folders.
-        let files: Vec<&(String, Vec<u32>)> = match by_file.file(file) {
-            Some(same) => vec![same],
-            None => {
-                let dirs: Vec<&str> = match by_file.dirs.contains_key(dir) {
-                    true => vec![dir],
-                    false => {
-                        let near: Vec<(usize, &str)> = by_file
-                            .dirs
-                            .keys()
-                            .filter_map(|d| close(d, dir, dir.len()).map(|n| (n, d.as_str())))
-                            .collect();
-                        let best = near.iter().map(|(n, _)| *n).min().unwrap_or(0);
-                        near.into_iter()
-                            .filter(|(n, _)| *n == best)
-                            .map(|(_, d)| d)
-                            .collect()
-                    }
-                };
-                let near: Vec<(usize, &(String, Vec<u32>))> = dirs
-                    .iter()
-                    .flat_map(|d| by_file.dirs[*d].iter())
-                    .map(|&at| &by_file.files[at])
-                    .filter_map(|entry| close(&entry.0, file, file.len()).map(|n| (n, entry)))
-                    .collect();
-                let best = near.iter().map(|(n, _)| *n).min().unwrap_or(0);
-                near.into_iter()
-                    .filter(|(n, _)| *n == best)
-                    .map(|(_, entry)| entry)
-                    .collect()
+        let dir = dir_of(file);
+        // One pass: is the file there, and which files share its folder.
+        let (mut same_file, mut in_dir) = (false, FxHashSet::default());
+        for candidate in self.iter() {
+            let f = file_of(candidate);
+            if f == file {
+                same_file = true;
+                break;
             }
+            if dir_of(f) == dir {
+                in_dir.insert(f);
+            }
+        }
+        // Its folder exists: the nearest files are there, or nowhere.
+        let folder_exists = !in_dir.is_empty();
+        let mut files: FxHashSet<&str> = match same_file {
+            true => std::iter::once(file).collect(),
+            false => nearest_of(in_dir, file),
         };
-        let mut found: Vec<(usize, &str)> = files
+        if files.is_empty() && !folder_exists {
+            let dirs: FxHashSet<&str> = self.iter().map(|c| dir_of(file_of(c))).collect();
+            let near_dirs = nearest_of(dirs, dir);
+            let in_near: FxHashSet<&str> = self
+                .iter()
+                .map(file_of)
+                .filter(|f| near_dirs.contains(dir_of(f)))
+                .collect();
+            files = nearest_of(in_near, file);
+        }
+        if files.is_empty() {
+            return Vec::new();
+        }
+        let name_len = id.len() - file.len();
+        let mut found: Vec<(usize, &str)> = self
             .iter()
-            .flat_map(|(_, ids)| ids.iter())
-            .map(|&index| self.0.id(index))
+            .filter(|candidate| files.contains(file_of(candidate)))
             .filter_map(|candidate| close(candidate, id, name_len).map(|d| (d, candidate)))
             .collect();
         found.sort_unstable();
-        found.into_iter().take(n).map(|(_, c)| c).collect()
+        found.into_iter().map(|(_, c)| c).collect()
     }
 }
 

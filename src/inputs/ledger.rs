@@ -45,8 +45,9 @@ pub struct Entry {
     pub node: Node,
     /// No entry of the base ledger freezes this test (every entry, without a base).
     pub is_new: bool,
-    /// The fields whose values differ from the base entry's (every field, without one).
-    pub changed: Vec<String>,
+    /// The fields whose values differ from the base entry's; `None` for a new entry,
+    /// all of whose fields are new (see [`Entry::changed_fields`]).
+    pub changed: Option<Vec<String>>,
 }
 
 impl Entry {
@@ -56,6 +57,15 @@ impl Entry {
 
     pub fn test_id(&self) -> Option<&str> {
         self.field("test_id").and_then(Node::as_str)
+    }
+
+    /// The fields that differ from the base entry's: every field of a new entry.
+    pub fn changed_fields(&self) -> Vec<&str> {
+        match (&self.changed, &self.node.value) {
+            (Some(changed), _) => changed.iter().map(String::as_str).collect(),
+            (None, Value::Map(fields)) => fields.iter().map(|(key, _)| key.as_str()).collect(),
+            (None, _) => Vec::new(),
+        }
     }
 
     /// The compensating property ids, whether written as one id or a list.
@@ -162,15 +172,12 @@ impl Ledger {
         let mut entries = Vec::with_capacity(items.len());
         for (index, node) in items.into_iter().enumerate() {
             check_entry_types(&source, index, &node)?;
-            let changed = match &node.value {
-                Value::Map(fields) => fields.iter().map(|(key, _)| key.to_string()).collect(),
-                _ => Vec::new(),
-            };
+
             entries.push(Entry {
                 index,
                 node,
                 is_new: true,
-                changed,
+                changed: None,
             });
         }
         Ok(Ledger {
@@ -225,7 +232,7 @@ impl Ledger {
         for (entry, changed) in entries.iter_mut().zip(compared) {
             if let Some(changed) = changed {
                 entry.is_new = false;
-                entry.changed = changed;
+                entry.changed = Some(changed);
             }
         }
         self.entries = entries.into();

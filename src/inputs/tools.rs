@@ -183,7 +183,7 @@ pub fn selection_changes(
             "pytest.ini" => Some("pytest.ini".to_string()),
             "pyproject.toml" => at_base(file)
                 .filter(|then| pyproject_pytest(then) != pyproject_pytest(&now(file)))
-                .map(|_| "[tool.pytest.ini_options] in pyproject.toml".to_string()),
+                .map(|_| "pytest's section of pyproject.toml ([tool.pytest])".to_string()),
             "tox.ini" => at_base(file)
                 .filter(|then| ini_section(then, "pytest") != ini_section(&now(file), "pytest"))
                 .map(|_| "the [pytest] section of tox.ini".to_string()),

@@ -154,7 +154,9 @@ fn main() {
                 hit("FZ203");
             }
             if !collected.contains(p) {
+                // An uncollected property is reported once (freezegate 0.2).
                 hit("FZ201");
+                continue;
             }
             if !reused && !changed.contains(file_of(p)) {
                 hit("FZ202");
