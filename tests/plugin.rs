@@ -721,6 +721,27 @@ fn pytest_skip_in_a_body_is_fz601_at_the_call() {
 }
 
 #[test]
+fn a_class_level_skip_points_at_the_class_decorator() {
+    let report = judge_patch(
+        nothing,
+        |p| {
+            edit(
+                p,
+                "tests/test_app.py",
+                "class TestGroup:",
+                "@pytest.mark.skip(reason=\"whole class\")\nclass TestGroup:",
+            )
+        },
+        1,
+        &["FZ601"],
+        &[],
+    );
+    for v in report["violations"].as_array().unwrap() {
+        assert_eq!(v["line"], 19, "the class decorator: {v}");
+    }
+}
+
+#[test]
 fn skipif_true_is_fz601() {
     judge_patch(
         nothing,

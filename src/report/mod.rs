@@ -284,17 +284,23 @@ fn source_line(
     let in_repo = crate::inputs::ids::repo_file(&config.pytest_root_in_repo(), file);
     let source = crate::source::SourceFile::read(&config.repo_root.join(&in_repo), in_repo).ok()?;
     let lines: Vec<&str> = source.text.lines().collect();
+    // A decorator stands right above its `def`, or above its class: look up through it.
+    let above = |word: &str| {
+        (line.saturating_sub(30).max(1)..=line.min(lines.len()))
+            .rev()
+            .find(|&at| lines[at - 1].contains(word))
+    };
     let line = match find {
         None => line,
+        // pytest gives a class's markers like a module's: no `pytestmark` line means the
+        // marker decorates the class.
         Some("pytestmark") => lines
             .iter()
             .position(|l| l.trim_start().starts_with("pytestmark"))
-            .map_or(line, |at| at + 1),
-        // A decorator stands right above its `def`: look up through it.
-        Some(word) => (line.saturating_sub(30).max(1)..=line.min(lines.len()))
-            .rev()
-            .find(|&at| lines[at - 1].contains(word))
+            .map(|at| at + 1)
+            .or_else(|| above("skip"))
             .unwrap_or(line),
+        Some(word) => above(word).unwrap_or(line),
     };
     let start = source.offset_of(line, 1);
     let text = source.text.get(start..)?;
