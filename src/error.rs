@@ -23,6 +23,16 @@ struct Detail {
     labels: Vec<(Span, String)>,
 }
 
+/// A serde_json error's message without its own ` at line L column C`: the place goes
+/// into the error's label, in the file's own terms.
+pub fn json_message(error: &serde_json::Error) -> String {
+    let message = error.to_string();
+    match message.rfind(" at line ") {
+        Some(i) => message[..i].to_string(),
+        None => message,
+    }
+}
+
 impl InputError {
     pub fn new(file: impl Into<String>, message: impl Into<String>) -> Self {
         InputError {

@@ -6,12 +6,8 @@ mod common;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use common::{freezegate, write, World, FROZEN, PROPERTY};
+use common::{freeze, freezegate, text, write, World, FROZEN, PROPERTY};
 use serde_json::{json, Value};
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
 
 fn mode(path: &Path) -> u32 {
     std::fs::metadata(path).unwrap().permissions().mode() & 0o777
@@ -21,15 +17,6 @@ const LEDGER: &str = "gate/freeze_ledger.json";
 
 fn ledger_with(freezes: Value) -> String {
     serde_json::to_string_pretty(&json!({"schema": 1, "freezes": freezes})).unwrap() + "\n"
-}
-
-fn freeze(dir: &Path, args: &[&str]) -> std::process::Output {
-    freezegate(dir)
-        .arg("freeze")
-        .args(args)
-        .args(["--today", "2026-11-30"])
-        .output()
-        .unwrap()
 }
 
 fn add(test_id: &str, property: &str) -> Vec<String> {
@@ -287,22 +274,7 @@ fn the_ci_environment_names_the_target_branch_of_a_detached_checkout() {
 fn a_base_ledger_that_does_not_parse_is_exit_2_naming_the_ref() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    let git = |args: &[&str]| {
-        let out = std::process::Command::new("git")
-            .args(args)
-            .current_dir(root)
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_AUTHOR_NAME", "t")
-            .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
-            .env("GIT_COMMITTER_NAME", "t")
-            .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
-            .env_remove("GIT_DIR")
-            .env_remove("GIT_WORK_TREE")
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "git {args:?}: {}", text(&out.stderr));
-    };
+    let git = |args: &[&str]| common::git(root, args);
     git(&["init", "-q", "-b", "main"]);
     write(root, LEDGER, "{\"schema\": 1, \"freezes\": [\n");
     git(&["add", "-A"]);

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
+use common::text;
 use common::wheel::{run_ok, wheel};
 use serde_json::{json, Value};
 
@@ -18,10 +19,6 @@ const BIN: &str = env!("CARGO_BIN_EXE_freezegate");
 const TODAY: &str = "2026-11-30";
 const FROZEN: &str = "tests/test_app.py::test_rounding";
 const PROPERTY: &str = "tests/test_props.py::test_never_negative";
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
 
 /// The pinned venv's python, with this tree's wheel installed into it (once per run).
 fn python() -> &'static Path {
@@ -47,18 +44,9 @@ fn python() -> &'static Path {
     })
 }
 
+/// Hermetic git, and none of the caller's pytest, Hypothesis or CI settings.
 fn hermetic(command: &mut Command) -> &mut Command {
-    command
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "freezegate plugin")
-        .env("GIT_AUTHOR_EMAIL", "plugin@freezegate.invalid")
-        .env("GIT_COMMITTER_NAME", "freezegate plugin")
-        .env("GIT_COMMITTER_EMAIL", "plugin@freezegate.invalid")
-        .env("NO_COLOR", "1")
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE")
-        .env_remove("GIT_INDEX_FILE")
+    common::hermetic(command)
         .env_remove("FREEZEGATE")
         .env_remove("PYTEST_ADDOPTS")
         .env_remove("PYTHONPATH")
@@ -163,12 +151,7 @@ impl Project {
     }
 
     fn git(&self, args: &[&str]) {
-        run_ok(
-            &format!("git {}", args.join(" ")),
-            hermetic(&mut Command::new("git"))
-                .args(args)
-                .current_dir(&self.root),
-        );
+        common::git(&self.root, args);
     }
 
     fn commit(&self, message: &str) {

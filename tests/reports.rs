@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{freezegate, venv_python, write, World, OTHER, PROPERTY};
+use common::{freeze, freezegate, venv_python, write, World, OTHER, PROPERTY};
 use serde_json::{json, Value};
 
 fn failing_world() -> World {
@@ -312,15 +312,6 @@ fn init_then_check_works_in_a_fresh_repository_and_never_overwrites() {
         std::fs::read_to_string(dir.path().join("freezegate.toml")).unwrap(),
         "# mine\n"
     );
-}
-
-fn freeze(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
-    freezegate(dir)
-        .arg("freeze")
-        .args(args)
-        .args(["--today", "2026-11-30"])
-        .output()
-        .unwrap()
 }
 
 #[test]

@@ -314,7 +314,7 @@ impl Builder {
         .deserialize(&mut de)
         .and_then(|()| de.end());
         if let Err(e) = result {
-            let message = strip_position(&e.to_string());
+            let message = crate::error::json_message(&e);
             let err = InputError::new(&source.name, message);
             return Err(if e.line() == 0 {
                 err
@@ -420,13 +420,6 @@ impl Builder {
 }
 
 const HELP: &str = "produce it with `pytest --cov=<package> --cov-context=test` and `coverage json --show-contexts -o coverage.json`";
-
-fn strip_position(message: &str) -> String {
-    match message.rfind(" at line ") {
-        Some(i) => message[..i].to_string(),
-        None => message.to_string(),
-    }
-}
 
 /// What a report turned out to hold, for the checks after parsing.
 #[derive(Default)]

@@ -465,13 +465,12 @@ fn read_one(source: &Source, merge: &mut Merge) -> Result<RecordHeader, InputErr
     .and_then(|()| de.end())
     .map_err(|e| {
         let at = source.offset_of(e.line().max(1), e.column().max(1));
-        let message = e.to_string();
-        let message = message
-            .rfind(" at line ")
-            .map_or(message.as_str(), |i| &message[..i]);
         InputError::new(
             &source.name,
-            format!("is not a freezegate run record: {message}"),
+            format!(
+                "is not a freezegate run record: {}",
+                crate::error::json_message(&e)
+            ),
         )
         .at(source, at..at, "here")
         .with_help(help)

@@ -288,7 +288,7 @@ fn parse_row(line: &str) -> Result<serde_json::Value, (usize, String)> {
             .char_indices()
             .nth(column)
             .map_or(text.len(), |(i, _)| i);
-        (column, strip_position(&e.to_string()))
+        (column, crate::error::json_message(e))
     };
     let Some((text, moved)) = python_floats_quoted(line) else {
         return Err(error_at(&first, line));
@@ -344,13 +344,6 @@ fn python_floats_quoted(line: &str) -> Option<(String, Vec<(usize, usize)>)> {
     }
     out.push_str(&line[copied..]);
     Some((out, moved))
-}
-
-fn strip_position(message: &str) -> String {
-    match message.rfind(" at line ") {
-        Some(i) => message[..i].to_string(),
-        None => message.to_string(),
-    }
 }
 
 /// What Hypothesis drew, in order: each choice's type and value.

@@ -142,6 +142,46 @@ impl World {
     }
 }
 
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// No global or system git config, a fixed identity, no colour, no repository inherited
+/// from the environment.
+pub fn hermetic(command: &mut std::process::Command) -> &mut std::process::Command {
+    command
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "freezegate tests")
+        .env("GIT_AUTHOR_EMAIL", "tests@freezegate.invalid")
+        .env("GIT_COMMITTER_NAME", "freezegate tests")
+        .env("GIT_COMMITTER_EMAIL", "tests@freezegate.invalid")
+        .env("NO_COLOR", "1")
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_INDEX_FILE")
+}
+
+/// `git ARGS` in `dir`, hermetic; it must succeed.
+pub fn git(dir: &Path, args: &[&str]) {
+    let out = hermetic(&mut std::process::Command::new("git"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("git runs");
+    assert!(out.status.success(), "git {args:?}: {}", text(&out.stderr));
+}
+
+/// `freezegate freeze ARGS --today 2026-11-30` in `dir`.
+pub fn freeze(dir: &Path, args: &[&str]) -> Output {
+    freezegate(dir)
+        .arg("freeze")
+        .args(args)
+        .args(["--today", "2026-11-30"])
+        .output()
+        .unwrap()
+}
+
 pub fn freezegate(dir: &Path) -> std::process::Command {
     let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_freezegate"));
     // A CI's own variables would name a target branch: tests set them when they mean to.

@@ -14,9 +14,7 @@ fn root() -> &'static Path {
     Path::new(ROOT)
 }
 
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
+use super::text;
 
 pub fn describe(what: &str, out: &Output) -> String {
     format!(
