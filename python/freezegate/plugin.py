@@ -10,6 +10,7 @@ hands the answer to the workers, and merges what they collected; it writes the r
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -131,14 +132,20 @@ def _line_span(item: pytest.Item) -> Optional[List[int]]:
     code = getattr(function, "__code__", None)
     if code is None:
         return None
+    return list(_code_span(code))
+
+
+@functools.lru_cache(maxsize=None)
+def _code_span(code: Any) -> Tuple[int, int]:
+    """A code object's first and last line (parametrized cases share theirs)."""
     first = code.co_firstlineno
     if hasattr(code, "co_lines"):
-        last = max((line for _, _, line in code.co_lines() if line is not None), default=first)
+        last = max([line or first for _, _, line in code.co_lines()], default=first)
     else:  # Python 3.9
         import dis
 
-        last = max((line for _, line in dis.findlinestarts(code)), default=first)
-    return [first, max(first, last)]
+        last = max([line for _, line in dis.findlinestarts(code)], default=first)
+    return first, max(first, last)
 
 
 class Collection:
@@ -278,8 +285,10 @@ class FreezegatePlugin:
         # `--deselect`, `--lf` or a conftest hook took anything away.
         self._before = [item.nodeid for item in items]
         frozen = self.frozen
+        # Only a test in a file with a freeze can be covered by one.
+        files = {node_id.partition("::")[0] for node_id in frozen}
         for item in items:
-            if frozen and covered_by(item.nodeid, frozen):
+            if item.nodeid.partition("::")[0] in files and covered_by(item.nodeid, frozen):
                 ledger = self.answer.get("ledger", "the ledger")
                 item.add_marker(pytest.mark.skip(reason=f"frozen in {ledger} (freezegate)"))
             span = _line_span(item)
@@ -430,7 +439,10 @@ class FreezegatePlugin:
         )
         lines = collection.lines
         tests = {}
-        for node_id in sorted(self.tests):
+        # In collection order (then any test not collected), as the gate reads fastest.
+        collected = [i for i in collection.collected if i in self.tests]
+        listed = set(collected)
+        for node_id in collected + sorted(i for i in self.tests if i not in listed):
             entry = dict(self.tests[node_id])
             if node_id in lines:
                 entry["lines"] = lines[node_id]

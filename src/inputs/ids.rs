@@ -19,7 +19,7 @@ pub struct IdSet(Arc<IdSetInner>);
 
 #[derive(Debug, Default)]
 struct IdSetInner {
-    text: String,
+    text: IdText,
     /// Where each distinct id is in `text`, in first-seen order.
     spans: Spans,
     /// Indexes into `spans`, hashed by the id's text.
@@ -38,7 +38,7 @@ pub const SUGGEST_UP_TO: usize = 250_000;
 
 /// Byte ranges `(start, len)` into a text, five bytes each: a start, and a length byte
 /// that sends the rare length over 254 to a side table.
-#[derive(Debug, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Spans {
     starts: Vec<u32>,
     lens: Vec<u8>,
@@ -73,6 +73,11 @@ impl Spans {
                 LONG
             }
         }
+    }
+
+    pub fn reserve(&mut self, n: usize) {
+        self.starts.reserve(n);
+        self.lens.reserve(n);
     }
 
     pub fn len(&self) -> usize {
@@ -111,6 +116,51 @@ impl Spans {
     }
 }
 
+/// The text a set's spans point into: an input's text as it was read (moved in, or
+/// shared when something else holds it too), then the ids added one by one.
+#[derive(Debug, Default)]
+struct IdText {
+    read: Option<Source>,
+    added: String,
+}
+
+impl IdText {
+    fn read_len(&self) -> usize {
+        self.read.as_ref().map_or(0, |source| source.text.len())
+    }
+
+    fn len(&self) -> usize {
+        self.read_len() + self.added.len()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn get(&self, start: u32, len: u32) -> &str {
+        let (start, end) = (start as usize, (start + len) as usize);
+        match &self.read {
+            Some(read) if start < read.text.len() => &read.text[start..end],
+            _ => {
+                let base = self.read_len();
+                &self.added[start - base..end - base]
+            }
+        }
+    }
+
+    /// Appends an id; says where it starts.
+    fn push(&mut self, id: &str) -> u32 {
+        let start = self.len() as u32;
+        self.added.push_str(id);
+        start
+    }
+
+    fn truncate(&mut self, start: u32) {
+        let base = self.read_len();
+        self.added.truncate(start as usize - base);
+    }
+}
+
 fn hash_str(id: &str) -> u64 {
     hash_bytes(id.as_bytes())
 }
@@ -122,7 +172,7 @@ fn hash_bytes(id: &[u8]) -> u64 {
 impl IdSetInner {
     fn id(&self, index: u32) -> &str {
         let (start, len) = self.spans.get(index as usize);
-        &self.text[start as usize..(start + len) as usize]
+        self.text.get(start, len)
     }
 
     fn find(&self, id: &str) -> Option<u32> {
@@ -135,10 +185,10 @@ impl IdSetInner {
     /// unless an equal id is already there; says whether it was new. One probe.
     fn index_span(&mut self, start: u32, len: u32, index: u32) -> bool {
         let (text, spans) = (&self.text, &self.spans);
-        let id = &text.as_bytes()[start as usize..(start + len) as usize];
+        let id = text.get(start, len).as_bytes();
         let at = |i: u32| {
             let (s, l) = spans.get(i as usize);
-            &text.as_bytes()[s as usize..(s + l) as usize]
+            text.get(s, l).as_bytes()
         };
         match self
             .table
@@ -176,8 +226,16 @@ impl IdSetBuilder {
         match ids {
             Ids::Owned(ids) => ids.iter().for_each(|id| self.push(id)),
             Ids::Spans(spans) if self.inner.text.is_empty() => {
-                self.inner.text = Arc::try_unwrap(source)
-                    .map_or_else(|shared| shared.text.clone(), |file| file.text);
+                self.inner.text = match Arc::try_unwrap(source) {
+                    Ok(file) => IdText {
+                        read: None,
+                        added: file.text,
+                    },
+                    Err(shared) => IdText {
+                        read: Some(shared),
+                        added: String::new(),
+                    },
+                };
                 // The parser's spans become the set's: duplicates are squeezed out in
                 // place, so a million spans are never held twice.
                 self.inner.table.reserve(spans.len(), |_| 0);
@@ -204,13 +262,12 @@ impl IdSetBuilder {
     /// Adds one id, copying it into the set's text (taken back if it was there already).
     pub fn push(&mut self, id: &str) {
         let inner = &mut self.inner;
-        let start = inner.text.len() as u32;
-        inner.text.push_str(id);
+        let start = inner.text.push(id);
         let index = inner.spans.len() as u32;
         if inner.index_span(start, id.len() as u32, index) {
             inner.spans.push(start, id.len() as u32);
         } else {
-            inner.text.truncate(start as usize);
+            inner.text.truncate(start);
         }
     }
 
@@ -219,14 +276,46 @@ impl IdSetBuilder {
     }
 
     /// Adds one id (see [`IdSetBuilder::push`]) and says where it is in first-seen order.
+    /// One hash and one probe.
     pub fn insert(&mut self, id: &str) -> usize {
-        match self.inner.find(id) {
-            Some(at) => at as usize,
-            None => {
-                self.push(id);
-                self.inner.spans.len() - 1
+        let inner = &mut self.inner;
+        let (text, spans) = (&inner.text, &inner.spans);
+        let at = |i: u32| {
+            let (s, l) = spans.get(i as usize);
+            text.get(s, l).as_bytes()
+        };
+        let bytes = id.as_bytes();
+        match inner.table.entry(
+            hash_bytes(bytes),
+            |&i| at(i) == bytes,
+            |&i| hash_bytes(at(i)),
+        ) {
+            hashbrown::hash_table::Entry::Occupied(found) => *found.get() as usize,
+            hashbrown::hash_table::Entry::Vacant(slot) => {
+                let index = spans.len() as u32;
+                slot.insert(index);
+                let start = inner.text.push(id);
+                inner.spans.push(start, id.len() as u32);
+                index as usize
             }
         }
+    }
+
+    /// Room for `ids` more ids of `bytes` bytes in all.
+    pub fn reserve(&mut self, ids: usize, bytes: usize) {
+        let inner = &mut self.inner;
+        inner.text.added.reserve(bytes);
+        inner.spans.reserve(ids);
+        let (text, spans) = (&inner.text, &inner.spans);
+        inner.table.reserve(ids, |&i| {
+            let (s, l) = spans.get(i as usize);
+            hash_bytes(text.get(s, l).as_bytes())
+        });
+    }
+
+    /// The id at a place below [`IdSetBuilder::len`].
+    pub fn get(&self, at: usize) -> &str {
+        self.inner.id(at as u32)
     }
 
     /// How many distinct ids so far.

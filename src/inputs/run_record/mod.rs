@@ -17,6 +17,8 @@ use crate::inputs::samples::{Count, Method, Samples};
 use crate::inputs::InputPath;
 use crate::source::Source;
 
+mod scan;
+
 pub const VERSION: i64 = 1;
 /// The `kind` every run record carries, so another JSON file is never read as one.
 pub const KIND: &str = "freezegate run record";
@@ -172,17 +174,105 @@ struct Merge {
     details: BTreeMap<String, TestDetail>,
     collection_skips: Vec<CollectionSkip>,
     selection: Vec<String>,
+    /// Where the next `tests` row is expected in `collected`.
+    next_row: usize,
+    /// How many records were merged.
+    records: usize,
+}
+
+/// The record's lists of node ids.
+#[derive(Clone, Copy)]
+enum List {
+    Collected,
+    Deselected,
+    Dropped,
+}
+
+impl List {
+    fn of(key: &str) -> Option<List> {
+        Some(match key {
+            "collected" => List::Collected,
+            "deselected" => List::Deselected,
+            "dropped" => List::Dropped,
+            _ => return None,
+        })
+    }
 }
 
 impl Merge {
+    fn add(&mut self, list: List, id: &str) {
+        match list {
+            List::Collected => {
+                self.place(id);
+            }
+            List::Deselected => self.deselected.push(id),
+            List::Dropped => self.dropped.push(id),
+        }
+    }
+
     /// The test's place in the collection (a test that ran was collected).
     fn place(&mut self, id: &str) -> usize {
         let at = self.collected.insert(id);
-        if at >= self.outcomes.len() {
-            self.outcomes.resize(at + 1, None);
-            self.lines.resize(at + 1, (0, 0));
-        }
+        self.grow(at + 1);
         at
+    }
+
+    /// Room in the arrays kept by place for `len` collected tests.
+    fn grow(&mut self, len: usize) {
+        if len > self.outcomes.len() {
+            self.outcomes.resize(len, None);
+            self.lines.resize(len, (0, 0));
+        }
+    }
+
+    /// The place of a `tests` row: the plugin writes them in collection order, so the
+    /// place after the last row's is tried before the id is hashed.
+    fn place_of_row(&mut self, id: &str) -> usize {
+        let next = self.next_row;
+        let at = if next < self.collected.len() && self.collected.get(next) == id {
+            next
+        } else {
+            self.place(id)
+        };
+        self.next_row = at + 1;
+        at
+    }
+
+    /// One `tests` row.
+    fn row<E: de::Error>(&mut self, id: &str, raw: RawDetail) -> Result<(), E> {
+        let at = self.place_of_row(id);
+        self.row_at(at, id, raw)
+    }
+
+    /// One `tests` row, of the test at `at` in the collection.
+    fn row_at<E: de::Error>(&mut self, at: usize, id: &str, raw: RawDetail) -> Result<(), E> {
+        let outcome = parse_outcome(&raw.outcome).ok_or_else(|| {
+            E::custom(format!(
+                "`{id}`: outcome `{}` is not passed, failed, error, skipped, xfailed or xpassed",
+                raw.outcome
+            ))
+        })?;
+        self.outcomes[at] = self.outcomes[at].max(Some(outcome));
+        if let Some(span) = raw.lines {
+            self.lines[at] = span;
+        }
+        if raw.reason.is_some() || raw.source.is_some() || raw.file.is_some() {
+            if raw.source == Some(SkipSource::Ledger) && outcome == Outcome::Skipped {
+                self.applied.push(id);
+            }
+            self.details.insert(
+                id.to_string(),
+                TestDetail {
+                    outcome: Some(outcome),
+                    reason: raw.reason.map(Cow::into_owned),
+                    source: raw.source,
+                    file: raw.file.map(Cow::into_owned),
+                    line: raw.line,
+                    scope: raw.scope,
+                },
+            );
+        }
+        Ok(())
     }
 }
 
@@ -200,6 +290,75 @@ struct Header {
     saw_tests: bool,
 }
 
+/// The value of one top-level key of a record, whichever reader found it.
+struct Field<'k, 'm> {
+    key: &'k str,
+    merge: &'m mut Merge,
+    header: &'m mut Header,
+}
+
+impl<'de> DeserializeSeed<'de> for Field<'_, '_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<(), D::Error> {
+        let (merge, header) = (self.merge, self.header);
+        if let Some(list) = List::of(self.key) {
+            header.saw_collected |= matches!(list, List::Collected);
+            return Ids(|id: &str| merge.add(list, id)).deserialize(de);
+        }
+        match self.key {
+            "version" => header.version = Deserialize::deserialize(de)?,
+            "kind" => header.kind = Deserialize::deserialize(de)?,
+            "commit" => header.commit = Deserialize::deserialize(de)?,
+            "dirty" => header.dirty = Deserialize::deserialize(de)?,
+            "ledger" => header.ledger = Deserialize::deserialize(de)?,
+            "ledger_sha256" => header.ledger_sha256 = Deserialize::deserialize(de)?,
+            "complete" => header.complete = Deserialize::deserialize(de)?,
+            "tests" => {
+                header.saw_tests = true;
+                Tests(merge).deserialize(de)?
+            }
+            "markers" => {
+                let markers: BTreeMap<String, Vec<String>> = Deserialize::deserialize(de)?;
+                merge.markers.extend(markers);
+            }
+            "selection" => {
+                let said: Vec<String> = Deserialize::deserialize(de)?;
+                for item in said {
+                    if !merge.selection.contains(&item) {
+                        merge.selection.push(item);
+                    }
+                }
+            }
+            "collection_skips" => {
+                let skips: Vec<CollectionSkip> = Deserialize::deserialize(de)?;
+                merge.collection_skips.extend(skips);
+            }
+            "samples" => {
+                let counts: BTreeMap<String, RawCount> = Deserialize::deserialize(de)?;
+                for (property, count) in counts {
+                    let method = match count.method.as_deref() {
+                        Some("choice sequences") => Method::Choices,
+                        Some("arguments") => Method::Arguments,
+                        _ => Method::Given,
+                    };
+                    merge.samples.keep(
+                        property,
+                        Count {
+                            distinct: count.distinct,
+                            method,
+                        },
+                    );
+                }
+            }
+            _ => {
+                de::IgnoredAny::deserialize(de)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The whole record through serde: any JSON, with the parser's errors.
 struct RecordSeed<'m> {
     merge: &'m mut Merge,
     header: &'m mut Header,
@@ -218,69 +377,12 @@ impl<'de> Visitor<'de> for RecordSeed<'_> {
         f.write_str("a run record (a JSON object)")
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let (merge, header) = (self.merge, self.header);
         while let Some(key) = map.next_key::<Cow<'de, str>>()? {
-            match key.as_ref() {
-                "version" => header.version = map.next_value()?,
-                "kind" => header.kind = map.next_value()?,
-                "commit" => header.commit = map.next_value()?,
-                "dirty" => header.dirty = map.next_value()?,
-                "ledger" => header.ledger = map.next_value()?,
-                "ledger_sha256" => header.ledger_sha256 = map.next_value()?,
-                "complete" => header.complete = map.next_value()?,
-                "collected" => {
-                    header.saw_collected = true;
-                    map.next_value_seed(Ids(|id: &str| {
-                        merge.place(id);
-                    }))?
-                }
-                "deselected" => map.next_value_seed(Ids(|id: &str| {
-                    merge.deselected.push(id);
-                }))?,
-                "dropped" => map.next_value_seed(Ids(|id: &str| {
-                    merge.dropped.push(id);
-                }))?,
-                "tests" => {
-                    header.saw_tests = true;
-                    map.next_value_seed(Tests(merge))?
-                }
-                "markers" => {
-                    let markers: BTreeMap<String, Vec<String>> = map.next_value()?;
-                    merge.markers.extend(markers);
-                }
-                "selection" => {
-                    let said: Vec<String> = map.next_value()?;
-                    for item in said {
-                        if !merge.selection.contains(&item) {
-                            merge.selection.push(item);
-                        }
-                    }
-                }
-                "collection_skips" => {
-                    let skips: Vec<CollectionSkip> = map.next_value()?;
-                    merge.collection_skips.extend(skips);
-                }
-                "samples" => {
-                    let counts: BTreeMap<String, RawCount> = map.next_value()?;
-                    for (property, count) in counts {
-                        let method = match count.method.as_deref() {
-                            Some("choice sequences") => Method::Choices,
-                            Some("arguments") => Method::Arguments,
-                            _ => Method::Given,
-                        };
-                        merge.samples.keep(
-                            property,
-                            Count {
-                                distinct: count.distinct,
-                                method,
-                            },
-                        );
-                    }
-                }
-                _ => {
-                    map.next_value::<de::IgnoredAny>()?;
-                }
-            }
+            map.next_value_seed(Field {
+                key: &key,
+                merge: self.merge,
+                header: self.header,
+            })?;
         }
         Ok(())
     }
@@ -325,42 +427,15 @@ impl<'de> Visitor<'de> for Tests<'_> {
         f.write_str("an object of node id to {\"outcome\": ...}")
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let merge = self.0;
         while let Some(id) = map.next_key::<Cow<'de, str>>()? {
             let raw: RawDetail<'de> = map.next_value()?;
-            let outcome = parse_outcome(&raw.outcome).ok_or_else(|| {
-                de::Error::custom(format!(
-                    "`{id}`: outcome `{}` is not passed, failed, error, skipped, xfailed or xpassed",
-                    raw.outcome
-                ))
-            })?;
-            let at = merge.place(&id);
-            merge.outcomes[at] = merge.outcomes[at].max(Some(outcome));
-            if let Some(span) = raw.lines {
-                merge.lines[at] = span;
-            }
-            if raw.reason.is_some() || raw.source.is_some() || raw.file.is_some() {
-                if raw.source == Some(SkipSource::Ledger) && outcome == Outcome::Skipped {
-                    merge.applied.push(&id);
-                }
-                merge.details.insert(
-                    id.to_string(),
-                    TestDetail {
-                        outcome: Some(outcome),
-                        reason: raw.reason.map(Cow::into_owned),
-                        source: raw.source,
-                        file: raw.file.map(Cow::into_owned),
-                        line: raw.line,
-                        scope: raw.scope,
-                    },
-                );
-            }
+            self.0.row(&id, raw)?;
         }
         Ok(())
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 struct RawDetail<'a> {
     #[serde(borrow)]
     outcome: Cow<'a, str>,
@@ -414,11 +489,12 @@ impl Runs {
         Ok(Some(Runs::finish(headers, merge)))
     }
 
-    pub fn parse(sources: &[Source]) -> Result<Runs, InputError> {
+    #[cfg(test)]
+    fn parse(sources: &[Source], reader: Reader) -> Result<Runs, InputError> {
         let mut merge = Merge::default();
         let mut headers = Vec::new();
         for source in sources {
-            headers.push(read_one(source, &mut merge)?);
+            headers.push(read_with(source, &mut merge, reader)?);
         }
         Ok(Runs::finish(headers, merge))
     }
@@ -453,9 +529,39 @@ impl Runs {
     }
 }
 
+const HELP: &str = "write it with the freezegate pytest plugin: `pytest --freezegate` (see the README's \"pytest plugin\")";
+
+/// Which reader a record goes through.
+#[derive(Clone, Copy, PartialEq)]
+enum Reader {
+    /// The scanner for the first record, serde for the rest.
+    Fastest,
+    #[cfg(test)]
+    Serde,
+}
+
 fn read_one(source: &Source, merge: &mut Merge) -> Result<RecordHeader, InputError> {
-    let help = "write it with the freezegate pytest plugin: `pytest --freezegate` (see the README's \"pytest plugin\")";
+    read_with(source, merge, Reader::Fastest)
+}
+
+fn read_with(
+    source: &Source,
+    merge: &mut Merge,
+    reader: Reader,
+) -> Result<RecordHeader, InputError> {
     let mut header = Header::default();
+    // The first record is scanned the way the plugin writes it; anything else, and any
+    // record after the first, goes through serde, which also words the errors.
+    let scanned = reader == Reader::Fastest
+        && merge.records == 0
+        && scan::read(source, merge, &mut header).is_ok();
+    if !scanned && merge.records == 0 {
+        (*merge, header) = Default::default();
+    }
+    merge.records += 1;
+    if scanned {
+        return check_header(source, header);
+    }
     let mut de = serde_json::Deserializer::from_str(&source.text);
     RecordSeed {
         merge,
@@ -473,14 +579,18 @@ fn read_one(source: &Source, merge: &mut Merge) -> Result<RecordHeader, InputErr
             ),
         )
         .at(source, at..at, "here")
-        .with_help(help)
+        .with_help(HELP)
     })?;
+    check_header(source, header)
+}
+
+fn check_header(source: &Source, header: Header) -> Result<RecordHeader, InputError> {
     if header.kind.as_deref() != Some(KIND) {
         return Err(InputError::new(
             &source.name,
             format!("is not a freezegate run record (its `kind` is not \"{KIND}\")"),
         )
-        .with_help(help));
+        .with_help(HELP));
     }
     if header.version != Some(VERSION) {
         return Err(InputError::new(
@@ -497,7 +607,7 @@ fn read_one(source: &Source, merge: &mut Merge) -> Result<RecordHeader, InputErr
             &source.name,
             "is a run record without `collected` or `tests`",
         )
-        .with_help(help));
+        .with_help(HELP));
     }
     if header.complete != Some(true) {
         return Err(InputError::new(
@@ -526,13 +636,160 @@ mod tests {
         )
     }
 
-    fn parse(texts: &[String]) -> Result<Runs, InputError> {
-        let sources: Vec<Source> = texts
+    fn sources(texts: &[String]) -> Vec<Source> {
+        texts
             .iter()
             .enumerate()
             .map(|(i, t)| SourceFile::new(format!("run{i}.json"), "r.json", t.clone()))
+            .collect()
+    }
+
+    /// Through the reader `load` uses, checked against serde's reading of the same text.
+    fn parse(texts: &[String]) -> Result<Runs, InputError> {
+        let fastest = Runs::parse(&sources(texts), Reader::Fastest);
+        let serde = Runs::parse(&sources(texts), Reader::Serde);
+        match (&fastest, &serde) {
+            (Ok(fastest), Ok(serde)) => assert_eq!(summary(fastest), summary(serde)),
+            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+            _ => panic!("the readers disagree: {fastest:?} against {serde:?}"),
+        }
+        fastest
+    }
+
+    /// Everything a record gave, in one comparable text.
+    fn summary(runs: &Runs) -> String {
+        let ids = |set: &IdSet| set.iter().collect::<Vec<_>>().join(" ");
+        let tests: Vec<String> = runs
+            .collected
+            .iter()
+            .map(|id| {
+                format!(
+                    "{id}={:?}@{:?}",
+                    runs.results.outcome(id),
+                    runs.lines_of(id)
+                )
+            })
             .collect();
-        Runs::parse(&sources)
+        let headers: Vec<_> = runs
+            .headers
+            .iter()
+            .map(|h| (&h.commit, h.dirty, &h.ledger, &h.ledger_sha256))
+            .collect();
+        format!(
+            "{headers:?}\ncollected {}\napplied {}\ndeselected {}\ndropped {}\n{tests:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}",
+            ids(&runs.collected),
+            ids(&runs.applied_skips),
+            ids(&runs.deselected),
+            ids(&runs.dropped),
+            runs.details,
+            runs.markers,
+            runs.collection_skips,
+            runs.selection,
+            runs.samples.distinct("p.py::p"),
+        )
+    }
+
+    /// Whether the scanner takes the text (the first record as the plugin writes it).
+    fn scanned(text: &str) -> bool {
+        let source = SourceFile::new("run.json", "run.json", text.to_string());
+        scan::read(&source, &mut Merge::default(), &mut Header::default()).is_ok()
+    }
+
+    /// The record in the plugin's spelling: one line, no spaces.
+    fn compact(extra: &str) -> String {
+        let value: serde_json::Value = serde_json::from_str(&record(extra)).unwrap();
+        serde_json::to_string(&value).unwrap()
+    }
+
+    #[test]
+    fn the_scanner_reads_what_the_plugin_writes_as_serde_does() {
+        let plugin = compact(
+            r#""collected": ["t.py::a", "t.py::b[x-1]", "t.py::c", "u.py::d"],
+               "deselected": ["u.py::d"], "dropped": [], "markers": {"u.py::d": ["slow"]},
+               "tests": {"t.py::a": {"outcome": "passed", "lines": [3, 5]},
+                         "t.py::b[x-1]": {"outcome": "skipped", "reason": "frozen", "source": "ledger", "file": "t.py", "line": 7, "lines": [7, 9]},
+                         "t.py::c": {"outcome": "xfailed", "reason": "bug", "source": "mark", "file": "t.py", "line": 11}},
+               "collection_skips": [{"nodeid": "v.py", "reason": "no numpy", "file": "v.py", "line": 1}],
+               "samples": {"p.py::p": {"distinct": 9, "method": "choice sequences"}},
+               "selection": ["-k not d"]"#,
+        );
+        assert!(scanned(&plugin), "{plugin}");
+        let runs = parse(&[plugin]).unwrap();
+        assert_eq!(runs.collected.len(), 4);
+        assert_eq!(runs.results.outcome("t.py::c"), Some(Outcome::Xfailed));
+        assert!(runs.applied_skips.contains("t.py::b[x-1]"));
+        assert_eq!(runs.lines_of("t.py::a"), Some((3, 5)));
+        assert_eq!(runs.lines_of("t.py::b[x-1]"), Some((7, 9)));
+        assert_eq!(runs.deselected.iter().collect::<Vec<_>>(), ["u.py::d"]);
+        assert_eq!(runs.samples.distinct("p.py::p"), Some(9));
+    }
+
+    #[test]
+    fn records_the_scanner_hands_to_serde_read_the_same() {
+        let cases = [
+            // Pretty-printed, with an escape, rows before `collected` and out of its
+            // order, an id collected twice.
+            record(
+                r#""tests": {"t.py::b": {"outcome": "failed"}, "t.py::a": {"outcome": "passed", "lines": [1, 2]}},
+                   "collected": ["t.py::a", "t.py::b", "t.py::a", "t.py::\"q\""]"#,
+            ),
+            // An id collected twice; a row of a test not collected.
+            compact(
+                r#""collected": ["t.py::a", "t.py::b", "t.py::a"], "tests": {"t.py::b": {"outcome": "error", "lines": [4, 4]}, "t.py::z": {"outcome": "passed"}}"#,
+            ),
+            // Rows out of collection order.
+            compact(
+                r#""collected": ["t.py::a", "t.py::b"], "tests": {"t.py::b": {"outcome": "passed", "lines": [4, 6]}, "t.py::a": {"outcome": "skipped", "lines": [1, 3]}}"#,
+            ),
+            compact(
+                r#""collected": ["t.py::\u00e9"], "tests": {"t.py::é": {"outcome": "passed", "lines": [10, 4000000000]}}"#,
+            ),
+            compact(
+                r#""collected": ["a.py::x"], "tests": {"a.py::x": {"outcome": "passed", "lines": [1, 2], "extra": null}}"#,
+            ),
+            // With the one before it, two shards: the second is serde's whatever it is.
+            compact(
+                r#""collected": ["a.py::x", "a.py::y"], "tests": {"a.py::y": {"outcome": "passed"}}"#,
+            ),
+        ];
+        for case in &cases {
+            parse(std::slice::from_ref(case)).unwrap();
+        }
+        let shards = parse(&cases[4..]).unwrap();
+        assert_eq!(shards.collected.len(), 2);
+        assert!(!scanned(&cases[0]), "an escaped id is serde's");
+        assert!(!scanned(&cases[1]), "an id collected twice is serde's");
+    }
+
+    #[test]
+    fn bad_records_get_serde_s_error_whichever_reader_met_them() {
+        let good = compact(
+            r#""collected": ["a.py::x"], "tests": {"a.py::x": {"outcome": "passed", "lines": [1, 2]}}"#,
+        );
+        assert!(scanned(&good));
+        for bad in [
+            good.replace("\"passed\"", "\"maybe\""),
+            good.replace("[1,2]", "[01,2]"),
+            good.replace("[1,2]", "[1,2,]"),
+            good.replace("[1,2]", "[1,4294967296]"),
+            good.replace("[\"a.py::x\"]", "[,\"a.py::x\"]"),
+            good.replace("[\"a.py::x\"]", "[\"a.py::x\",]"),
+            good.replace("}}", "},}"),
+            format!("{good}x"),
+            good.replace("\"outcome\":\"passed\",", ""),
+            good.replace(
+                "\"outcome\":\"passed\"",
+                "\"outcome\":\"passed\",\"outcome\":\"failed\"",
+            ),
+            good.replace("a.py::x\"]", "a.py::\u{1}x\"]"),
+        ] {
+            assert!(!scanned(&bad), "{bad}");
+            let err = parse(std::slice::from_ref(&bad)).unwrap_err();
+            assert!(
+                err.to_string().contains("is not a freezegate run record"),
+                "{bad}: {err}"
+            );
+        }
     }
 
     #[test]
