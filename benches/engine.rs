@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use freezegate::commands::check::{judge, Gate};
+use freezegate::gate::{judge, Gate};
 use freezegate::config::Config;
 use freezegate::engine::selection::Selection;
 use freezegate::inputs::ids::{self, IdSet, IdSetBuilder};

@@ -7,6 +7,7 @@ pub mod commands;
 pub mod config;
 pub mod engine;
 pub mod error;
+pub mod gate;
 pub mod history;
 pub mod inputs;
 pub mod report;

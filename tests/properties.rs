@@ -20,7 +20,7 @@ use std::ops::Range;
 use std::path::Path;
 use std::sync::OnceLock;
 
-use freezegate::commands::check::{judge, Gate};
+use freezegate::gate::{judge, Gate};
 use freezegate::config::Config;
 use freezegate::engine::selection::Selection;
 use freezegate::inputs::ids::IdSet;

@@ -8,7 +8,7 @@ mod common;
 
 use std::sync::OnceLock;
 
-use freezegate::commands::check::{judge, Gate};
+use freezegate::gate::{judge, Gate};
 use freezegate::config::Config;
 use freezegate::engine::selection::Selection;
 use freezegate::inputs::ids::IdSet;

@@ -7,7 +7,7 @@
 
 mod common;
 
-use freezegate::commands::check::Gate;
+use freezegate::gate::Gate;
 use freezegate::config::{Config, PolicySpec};
 use freezegate::engine::selection::Selection;
 use freezegate::source::SourceFile;

@@ -8,9 +8,9 @@ use std::path::Path;
 use serde_json::{json, Map as JsonMap, Value as Json};
 
 use crate::cli::BaselineArgs;
-use crate::commands::check::{gather, Gate};
 use crate::commands::{write_atomic, EXIT_PASS};
 use crate::error::InputError;
+use crate::gate::{gather, Gate};
 use crate::inputs::baseline::{Baseline, VERSION};
 use crate::inputs::tree::{Node, Value};
 

@@ -6,11 +6,11 @@ use std::path::Path;
 use serde_json::{json, Map as JsonMap, Value as Json};
 
 use crate::cli::{FreezeAction, FreezeArgs};
-use crate::commands::check::Gate;
 use crate::commands::{cli_input, write_atomic, EXIT_PASS, EXIT_VIOLATIONS};
 use crate::engine::bindings::Date;
 use crate::engine::selection::Selection;
 use crate::error::InputError;
+use crate::gate::Gate;
 use crate::inputs::ledger::Ledger;
 use crate::inputs::tree::Format;
 use crate::inputs::Facts;
@@ -200,16 +200,7 @@ fn validate(
     let selection = Selection::new(&gate.pack, &gate.config, &answerable, &[])?;
     let mut facts = Facts::of_ledger(ledger, today.0, gate.config.pytest_root_in_repo());
     facts.collected = collected.into();
-    let evaluation =
-        gate.engine
-            .evaluate(&gate.pack, &facts, gate.config.params.as_ref(), &selection)?;
-    let mut report = Report::build(
-        &evaluation,
-        &gate.pack,
-        &selection,
-        &facts.ledger,
-        &gate.config,
-    );
+    let (_, mut report) = crate::gate::judge(gate, &facts, &selection)?;
     report
         .violations
         .retain(|v| v.code != "FZ001" && v.test_id.as_deref() == Some(test_id));

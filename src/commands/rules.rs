@@ -3,9 +3,10 @@
 use std::path::Path;
 
 use crate::cli::{RulesArgs, RulesFormat};
-use crate::commands::{check::Gate, EXIT_PASS};
+use crate::commands::EXIT_PASS;
 use crate::engine::selection::Selection;
 use crate::error::InputError;
+use crate::gate::Gate;
 
 pub fn list(cwd: &Path, config_path: Option<&Path>, args: &RulesArgs) -> Result<u8, InputError> {
     let gate = Gate::load(cwd, config_path)?;

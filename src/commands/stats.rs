@@ -6,13 +6,13 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use crate::cli::{StatsArgs, StatsFormat};
-use crate::commands::check::{gather, judge, Gate};
 use crate::commands::{cli_input, emit, EXIT_PASS};
 use crate::engine::bindings::Date;
 use crate::engine::policy::Severity;
 use crate::engine::selection::Selection;
 use crate::engine::Target;
 use crate::error::InputError;
+use crate::gate::{gather, judge, Gate};
 use crate::report::stats::{self, DepositInput, FreezeFacts, HistoryInput, Inputs, Stats};
 
 /// The rule prefixes whose error-severity violations make a deposit fail.

@@ -2,7 +2,7 @@
 //! date, the target branch, the expected violations) and its input files under
 //! conventional names; files a case does not have are inherited from the nearest
 //! folder above it, up to the suite's root. Each case runs the real `check` evaluation
-//! ([`check::gather`] and [`check::judge`]) and must report exactly the expected
+//! ([`gate::gather`] and [`gate::judge`]) and must report exactly the expected
 //! violations. Exit 0 when every case passes, 1 when one fails, 2 when one is broken
 //! (its case file or inputs cannot be read).
 
@@ -14,11 +14,11 @@ use clap::Parser;
 use serde::Deserialize;
 
 use crate::cli::{CheckArgs, TestArgs};
-use crate::commands::check::{self, Gate};
 use crate::commands::{EXIT_ERROR, EXIT_PASS, EXIT_VIOLATIONS};
 use crate::config::{display_path, Config, PolicySpec};
 use crate::engine::selection::Selection;
 use crate::error::InputError;
+use crate::gate::{self, Gate};
 use crate::report::{human, Report, Violation};
 use crate::source::{Source, SourceFile};
 
@@ -368,13 +368,13 @@ fn run_case(
             .filter(|r| r.policy != "builtin:core")
             .map(|r| r.code.clone()),
     );
-    let mut facts = match check::gather(case_dir, &gate.config, &args.facts) {
+    let mut facts = match gate::gather(case_dir, &gate.config, &args.facts) {
         Ok(facts) => facts,
         Err(err) => return Outcome::Broken(err),
     };
     // A case's target branch is what it says, never the checkout's.
     facts.target_branch = case.target_branch.clone();
-    let mut report = match check::judge(&gate, &facts, &selection) {
+    let mut report = match gate::judge(&gate, &facts, &selection) {
         Ok((_, report)) => report,
         Err(err) => {
             let rendered = human::render_error(&err, false);

@@ -1,0 +1,250 @@
+//! The gate pipeline every command runs: config → inputs → engine → report.
+//!
+//! [`Gate`] is the config with the policy pack compiled for it; [`gather`] loads the
+//! facts the command line and config name (each input declared once in
+//! [`crate::inputs::INPUTS`]); [`judge`] runs the selected rules over them and builds
+//! the [`Report`]. Commands (`check`, `freeze`, `stats`, `test`, `baseline`) only choose
+//! their inputs and render the outcome.
+
+mod gather;
+mod loading;
+
+use std::path::Path;
+use std::time::Instant;
+
+use crate::cli::CheckArgs;
+use crate::config::{trust, FileTree};
+use crate::engine::Target;
+
+use crate::config::{Config, PolicySpec};
+use crate::engine::policy::{self, PolicyDirResolver};
+use crate::engine::selection::Selection;
+use crate::engine::{RawReport, ScriptEngine};
+use crate::error::InputError;
+use crate::inputs::ids::IdSet;
+use crate::inputs::ledger::Ledger;
+use crate::inputs::samples::Samples;
+use crate::inputs::Facts;
+use crate::report::Report;
+
+pub use gather::{gather, start_loading, Gathering};
+pub use loading::{Loading, Plan, Size};
+pub use policy::Pack;
+
+/// What `check` concluded, before it is rendered.
+pub struct Checked {
+    pub gate: Gate,
+    /// The ledger only: the other inputs are given back before the reports render.
+    pub facts: Facts,
+    pub evaluation: crate::engine::Evaluation,
+    pub report: Report,
+    pub timings: Timings,
+}
+
+/// When each stage of a check ended (`--verbose`).
+pub struct Timings {
+    pub started: Instant,
+    pub configured: Instant,
+    pub started_loading: Instant,
+    pub compiled: Instant,
+    pub gathered: Instant,
+    pub judged: Instant,
+    /// Whether inputs loaded on threads.
+    pub threaded: bool,
+}
+
+/// The whole gate on what the command line and config name: the config (from the
+/// trusted ref under `--trusted-ref`), the inputs loading while the pack compiles, the
+/// rules, and the report; exit 2 (an error) when no selected rule could run.
+pub fn check(
+    cwd: &Path,
+    config_path: Option<&Path>,
+    args: &CheckArgs,
+) -> Result<Checked, InputError> {
+    let started = Instant::now();
+    let (config, trusted) = match &args.trusted_ref {
+        Some(rev) => {
+            let tree = FileTree::commit(rev, &crate::config::find_repo_root(cwd))?;
+            (
+                Config::discover_in(cwd, config_path, &tree)?,
+                Some((rev, tree)),
+            )
+        }
+        None => (Config::discover(cwd, config_path)?, None),
+    };
+    let configured = Instant::now();
+    // Large inputs start loading on threads of their own, then the pack compiles; small
+    // inputs load right here (threads cost more than they save on a few milliseconds).
+    let gathering = start_loading(cwd, &config, &args.facts)?;
+    let started_loading = Instant::now();
+    let mut gate = Gate::with_config(config)?;
+    if let Some((rev, tree)) = &trusted {
+        for file in trust::modified_files(cwd, config_path, &gate.config, tree) {
+            gate.core_reports.push(RawReport {
+                code: "FZ501".into(),
+                message: file.message(rev),
+                script: crate::engine::policy::CORE_POLICY.into(),
+                target: Target::None,
+                test_id: None,
+            });
+        }
+    }
+    let selection = Selection::new(&gate.pack, &gate.config, &args.select, &args.ignore)?;
+    if args.facts.verbose {
+        match &gate.config.source {
+            Some(source) => eprintln!("config: {}", source.name),
+            None => eprintln!("config: none found, using defaults"),
+        }
+        eprintln!(
+            "policies: {} scripts, {} rules enabled",
+            gate.pack.scripts.len(),
+            selection.count()
+        );
+    }
+    let compiled = Instant::now();
+    let (mut facts, loading) = gathering.with_ledger(cwd, &gate.config, &args.facts)?;
+    facts.trusted_ref = args.trusted_ref.clone();
+    let threaded = loading.is_threaded();
+    let gathered = Instant::now();
+    let judged = judge(&gate, &facts, &selection);
+    // An input that failed to load is the error, whatever the rules made of its absence.
+    loading.finish()?;
+    let (evaluation, report) = judged?;
+    require_evaluated(&report)?;
+    // The reports need only the ledger: the other inputs (a million collected ids) are
+    // given back before the reports are rendered beside them.
+    let facts = facts.into_ledger_only();
+    let judged = Instant::now();
+    Ok(Checked {
+        gate,
+        facts,
+        evaluation,
+        report,
+        timings: Timings {
+            started,
+            configured,
+            started_loading,
+            compiled,
+            gathered,
+            judged,
+            threaded,
+        },
+    })
+}
+
+/// The loaded policy pack with the engine that compiled it.
+pub struct Gate {
+    pub config: Config,
+    pub engine: ScriptEngine,
+    pub pack: Pack,
+    /// What the core reports on its own (FZ501 under `--trusted-ref`).
+    pub core_reports: Vec<RawReport>,
+}
+
+impl Gate {
+    pub fn load(cwd: &Path, config_path: Option<&Path>) -> Result<Gate, InputError> {
+        Self::with_config(Config::discover(cwd, config_path)?)
+    }
+
+    pub fn with_config(config: Config) -> Result<Gate, InputError> {
+        let resolver = PolicyDirResolver {
+            dirs: config
+                .policies
+                .iter()
+                .filter_map(|p| match p {
+                    PolicySpec::Dir { path, name } => Some((name.clone(), path.clone())),
+                    PolicySpec::Builtin => None,
+                })
+                .collect(),
+            tree: config.tree.clone(),
+            sources: Default::default(),
+        };
+        let mut engine = ScriptEngine::new(&config.limits, config.pytest_root_in_repo(), resolver);
+        engine.set_owners(crate::inputs::owners::Owners::from_config(&config)?);
+        let pack = policy::load(
+            engine.engine(),
+            &config.policies,
+            &config.repo_root,
+            &config.tree,
+        )?;
+        Ok(Gate {
+            config,
+            engine,
+            pack,
+            core_reports: Vec::new(),
+        })
+    }
+}
+
+/// Runs the enabled rules over the facts and resolves what they reported: the one
+/// evaluation both `check` (which prints it) and `test` (which compares it with a
+/// fixture's expectations) use.
+pub fn judge(
+    gate: &Gate,
+    facts: &Facts,
+    selection: &Selection,
+) -> Result<(crate::engine::Evaluation, Report), InputError> {
+    let mut evaluation =
+        gate.engine
+            .evaluate(&gate.pack, facts, gate.config.params.as_ref(), selection)?;
+    evaluation.reports.extend(gate.core_reports.iter().cloned());
+    let mut report = Report::build(
+        &evaluation,
+        &gate.pack,
+        selection,
+        &facts.ledger,
+        &gate.config,
+    );
+    if let Some(samples) = facts.samples.get() {
+        report.samples = sample_rows(&facts.ledger, samples);
+    }
+    report.collected = facts.collected.get().map(IdSet::len);
+    Ok((evaluation, report))
+}
+
+/// The sample count of every compensating property the ledger names, and how it was
+/// counted, in ledger order.
+fn sample_rows(ledger: &Ledger, samples: &Samples) -> Vec<crate::report::SampleRow> {
+    let mut rows: Vec<crate::report::SampleRow> = Vec::new();
+    let mut seen = rustc_hash::FxHashSet::default();
+    for entry in ledger.entries.iter() {
+        for property in entry.properties() {
+            let Some(count) = samples.properties.get(property) else {
+                continue;
+            };
+            if seen.insert(property) {
+                rows.push(crate::report::SampleRow {
+                    property: property.to_string(),
+                    distinct: count.distinct,
+                    method: count.method,
+                });
+            }
+        }
+    }
+    rows
+}
+
+/// A run in which no rule of the selection ran checked nothing: exit 2, never a pass.
+fn require_evaluated(report: &Report) -> Result<(), InputError> {
+    let pack_rules = || {
+        report
+            .rules
+            .iter()
+            .filter(|r| r.policy != crate::engine::policy::CORE_POLICY)
+    };
+    if pack_rules().any(|r| r.evaluated) {
+        return Ok(());
+    }
+    let codes: Vec<&str> = pack_rules().map(|r| r.code.as_str()).collect();
+    let missing = report.missing_inputs();
+    let why = match missing.is_empty() {
+        true => "their inputs were not given (results with --junit, coverage with --coverage)"
+            .to_string(),
+        false => missing.join("; "),
+    };
+    Err(InputError::usage(format!(
+        "no selected rule was evaluated ({}): {why}",
+        crate::words::join_and(&codes)
+    ))
+    .with_help("give the inputs the selected rules need, or select rules that can run: a gate that checked nothing never passes"))
+}
