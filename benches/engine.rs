@@ -5,9 +5,9 @@
 
 use std::path::Path;
 
-use freezegate::gate::{judge, Gate};
 use freezegate::config::Config;
 use freezegate::engine::selection::Selection;
+use freezegate::gate::{judge, Gate};
 use freezegate::inputs::ids::{self, IdSet, IdSetBuilder};
 use freezegate::inputs::ledger::Ledger;
 use freezegate::inputs::tree::Format;

@@ -178,10 +178,10 @@ pub struct CheckArgs {
     /// never from the working tree, so the patch cannot loosen its own gate.
     #[arg(long, value_name = "REF")]
     pub trusted_ref: Option<String>,
-    /// Only these rule codes or prefixes (comma-separated or repeated).
+    /// Only these rule codes, prefixes or categories (`deposit`; comma-separated or repeated).
     #[arg(long, value_delimiter = ',', value_name = "CODES")]
     pub select: Vec<String>,
-    /// Skip these rule codes or prefixes (comma-separated or repeated).
+    /// Skip these rule codes, prefixes or categories (comma-separated or repeated).
     #[arg(long, value_delimiter = ',', value_name = "CODES")]
     pub ignore: Vec<String>,
     /// Show at most N diagnostics in the human output, then a count per rule (0: all).

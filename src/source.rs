@@ -88,6 +88,15 @@ impl SourceFile {
     pub fn offset_of(&self, line: usize, column: usize) -> usize {
         offset_of(&self.text, line, column)
     }
+
+    /// Where in this file serde_json stopped with `error` (`None` for an error of no
+    /// position, such as an I/O error).
+    pub fn json_error_span(&self, error: &serde_json::Error) -> Option<std::ops::Range<usize>> {
+        (error.line() > 0).then(|| {
+            let at = self.offset_of(error.line(), error.column().max(1));
+            at..at
+        })
+    }
 }
 
 /// Diagnostics read snippets through the line index, so rendering one near the end of a
@@ -129,28 +138,43 @@ impl miette::SourceCode for SourceFile {
 }
 
 /// Decodes file bytes as UTF-8, naming the file and the place of the first bad byte.
-/// A file's bytes. A large one goes into memory the kernel may back with huge pages:
-/// a 130 MB run record otherwise spends more time faulting in 4 KiB pages than copying.
+/// A file's bytes. A large one is read in two halves on two threads: most of the time of
+/// reading a 130 MB run record goes to faulting in the pages it lands in, and the kernel
+/// does that on whichever core asks.
 fn read_bytes(path: &Path) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
     let mut file = std::fs::File::open(path)?;
     let size = file.metadata().map(|m| m.len() as usize).unwrap_or(0);
-    let mut bytes = Vec::<u8>::with_capacity(size + 1);
-    #[cfg(target_os = "linux")]
+    #[cfg(unix)]
     if size >= 8 << 20 {
-        // The advice takes whole pages: those inside the allocation.
-        const PAGE: usize = 4096;
-        let start = bytes.as_mut_ptr() as usize;
-        let first = start.next_multiple_of(PAGE);
-        let len = (start + bytes.capacity() - first) / PAGE * PAGE;
-        // SAFETY: advice on pages of the vector's own, still unwritten allocation; an
-        // error (no transparent huge pages) leaves ordinary pages.
-        unsafe {
-            libc::madvise(first as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
+        if let Some(mut bytes) = read_halves(&file, size) {
+            // Whatever the file gained since its size was taken.
+            file.read_to_end(&mut bytes)?;
+            return Ok(bytes);
         }
     }
+    let mut bytes = Vec::with_capacity(size + 1);
     file.read_to_end(&mut bytes)?;
     Ok(bytes)
+}
+
+/// `size` bytes from the start of `file`, each half read by its own thread; `None` when
+/// the file turned out shorter, for the caller to read it the ordinary way.
+#[cfg(unix)]
+fn read_halves(file: &std::fs::File, size: usize) -> Option<Vec<u8>> {
+    use std::io::Seek;
+    use std::os::unix::fs::FileExt;
+    // Zeroed by the allocator's fresh mapping, so no page is touched before its read.
+    let mut bytes = vec![0u8; size];
+    let middle = size / 2;
+    let (first, second) = bytes.split_at_mut(middle);
+    let read = std::thread::scope(|scope| {
+        let second = scope.spawn(|| file.read_exact_at(second, middle as u64));
+        let first = file.read_exact_at(first, 0);
+        first.is_ok() && second.join().is_ok_and(|r| r.is_ok())
+    });
+    let mut file = file;
+    (read && file.seek(std::io::SeekFrom::Start(size as u64)).is_ok()).then_some(bytes)
 }
 
 pub fn decode_utf8(name: &str, mut bytes: Vec<u8>) -> Result<String, InputError> {
@@ -220,6 +244,18 @@ pub type Span = Range<usize>;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_large_file_reads_whole_in_halves() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.txt");
+        // Past the size read in halves, with the halves' seam inside a multi-byte char.
+        let text: String = (0..(9 << 20) / 10).map(|i| format!("{i:08}é\n")).collect();
+        std::fs::write(&path, &text).unwrap();
+        let source = SourceFile::read(&path, "big.txt").unwrap();
+        assert!(source.text.len() > 8 << 20);
+        assert_eq!(source.text, text);
+    }
 
     #[test]
     fn snippet_headers_count_columns_in_characters() {

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{freezegate, write, World, FROZEN, OTHER, PROPERTY};
+use common::{freezegate, write, World, FROZEN, PROPERTY};
 use serde_json::json;
 
 fn stdout(out: &std::process::Output) -> String {
@@ -14,15 +14,10 @@ fn stderr(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-/// A world with one violation of several kinds, to compare across formats.
+/// [`World::failing`], and too few samples (FZ301).
 fn failing_world() -> World {
-    let mut world = World::passing();
-    world
-        .entry_mut()
-        .insert("expires".into(), json!("2026-12-06"));
-    world.entry_mut().insert("owner".into(), json!(""));
+    let mut world = World::failing();
     world.samples = Some(json!({"properties": {PROPERTY: {"distinct": 3}}}));
-    world.applied.push(OTHER.into());
     world
 }
 
@@ -199,6 +194,47 @@ fn an_org_rule_directory_works_without_rebuilding() {
         .output()
         .unwrap();
     assert!(stdout(&out).contains("reason-cites-ticket"));
+    // A rule without a category takes its script's file stem, which --select takes.
+    assert!(
+        stdout(&out).contains("Category: tickets\n"),
+        "{}",
+        stdout(&out)
+    );
+    world
+        .entry_mut()
+        .insert("reason".into(), json!("no ticket"));
+    world.extra_args = vec!["--select".into(), "tickets".into()];
+    let verdict = world.run();
+    assert_eq!(verdict.codes(), ["ORG101"]);
+    assert_eq!(
+        verdict.json["summary"]["rules"], 3,
+        "ORG101 and the core's two"
+    );
+}
+
+#[test]
+fn select_and_ignore_take_categories() {
+    let mut world = failing_world();
+    world.extra_args = vec!["--select".into(), "shape,samples".into()];
+    assert_eq!(world.run().codes(), ["FZ101", "FZ104", "FZ301"]);
+    world.extra_args = vec!["--ignore".into(), "shape".into()];
+    assert_eq!(world.run().codes(), ["FZ301", "FZ401"]);
+}
+
+#[test]
+fn a_category_is_one_kebab_case_word() {
+    let mut world = World::passing();
+    world.config = "policies = [\"builtin\", \"org\"]\n".into();
+    world.files.push((
+        "org/rule.rhai".into(),
+        "const RULES = #{ ORG1: #{ name: \"n\", severity: \"error\", summary: \"s\", help: \"h\", category: \"Not A Word\" } };\n".into(),
+    ));
+    let out = world.run_in(tempfile::tempdir().unwrap().path(), "json");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    common::assert_contains(
+        &stderr(&out),
+        "ORG1: category `Not A Word` is not a lowercase-kebab-case word",
+    );
 }
 
 #[test]
@@ -453,6 +489,28 @@ fn rules_and_explain() {
         .output()
         .unwrap();
     insta::assert_snapshot!(stdout(&out));
+    // Every default rule carries a category and a longer doc that explain prints.
+    for rule in rules.as_array().unwrap() {
+        let code = rule["code"].as_str().unwrap();
+        let category = rule["category"].as_str().unwrap();
+        let expected = match &code[..3] {
+            "FZ0" => "core",
+            "FZ1" => "shape",
+            "FZ2" => "deposit",
+            "FZ3" => "samples",
+            "FZ4" => "inheritance",
+            _ if code == "FZ501" => "core",
+            _ => "accounting",
+        };
+        assert_eq!(category, expected, "{code}");
+        let out = freezegate(dir.path())
+            .args(["explain", code])
+            .output()
+            .unwrap();
+        let text = stdout(&out);
+        assert!(text.contains("\n\nExample: "), "{code} has no doc:\n{text}");
+        assert!(text.contains(&format!("Category: {category}\n")), "{text}");
+    }
     let out = freezegate(dir.path())
         .args(["explain", "FZ999"])
         .output()

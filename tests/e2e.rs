@@ -20,6 +20,8 @@ use std::sync::OnceLock;
 use serde_json::{json, Value};
 use tempfile::TempDir;
 
+use common::{git, hermetic, text};
+
 const BIN: &str = env!("CARGO_BIN_EXE_freezegate");
 const MANIFEST_DIR: &str = env!("CARGO_MANIFEST_DIR");
 const TODAY: &str = "2026-11-30";
@@ -47,48 +49,6 @@ fn python_str() -> &'static str {
     python()
         .to_str()
         .expect("the venv path is valid UTF-8 (it goes into freezegate.toml)")
-}
-
-/// No global or system git config (identity, signing, hooks), English messages, and no
-/// inherited repository from the environment.
-fn hermetic(command: &mut Command) -> &mut Command {
-    command
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env(
-            "GIT_CONFIG_GLOBAL",
-            if cfg!(windows) { "NUL" } else { "/dev/null" },
-        )
-        .env("GIT_AUTHOR_NAME", "freezegate e2e")
-        .env("GIT_AUTHOR_EMAIL", "e2e@freezegate.invalid")
-        .env("GIT_COMMITTER_NAME", "freezegate e2e")
-        .env("GIT_COMMITTER_EMAIL", "e2e@freezegate.invalid")
-        .env("LC_ALL", "C")
-        .env("LANGUAGE", "C")
-        .env("NO_COLOR", "1")
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE")
-        .env_remove("GIT_INDEX_FILE")
-        .env_remove("GIT_CEILING_DIRECTORIES")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let output = hermetic(&mut Command::new("git"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("git is installed");
-    assert!(
-        output.status.success(),
-        "git {} failed in {}:\n{}",
-        args.join(" "),
-        dir.display(),
-        text(&output.stderr)
-    );
-    text(&output.stdout)
 }
 
 /// Copies the demo, leaving out run outputs and caches.

@@ -20,6 +20,8 @@ use std::sync::OnceLock;
 use serde_json::{json, Value};
 use tempfile::TempDir;
 
+use common::{git, hermetic, text};
+
 const BIN: &str = env!("CARGO_BIN_EXE_freezegate");
 const MANIFEST_DIR: &str = env!("CARGO_MANIFEST_DIR");
 const TODAY: &str = "2026-11-30";
@@ -126,25 +128,6 @@ fn python() -> &'static Path {
     })
 }
 
-fn hermetic(command: &mut Command) -> &mut Command {
-    command
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "freezegate e2e")
-        .env("GIT_AUTHOR_EMAIL", "e2e@freezegate.invalid")
-        .env("GIT_COMMITTER_NAME", "freezegate e2e")
-        .env("GIT_COMMITTER_EMAIL", "e2e@freezegate.invalid")
-        .env("LC_ALL", "C")
-        .env("NO_COLOR", "1")
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE")
-        .env_remove("GIT_INDEX_FILE")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
 fn describe(what: &str, out: &Output) -> String {
     format!(
         "{what}: {}\n--- stdout\n{}\n--- stderr\n{}",
@@ -171,16 +154,7 @@ impl Repo {
     }
 
     fn git(&self, args: &[&str]) {
-        let out = hermetic(&mut Command::new("git"))
-            .args(args)
-            .current_dir(&self.root)
-            .output()
-            .expect("git is installed");
-        assert!(
-            out.status.success(),
-            "{}",
-            describe(&format!("git {args:?}"), &out)
-        );
+        git(&self.root, args);
     }
 
     fn set_freezes(&self, freezes: &[Value]) {

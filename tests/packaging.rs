@@ -19,6 +19,7 @@
 mod common;
 
 use common::wheel::{describe, run, run_ok, tools_python, wheel};
+use common::{git, hermetic, text};
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -58,37 +59,6 @@ const EXAMPLE_CHECK: [&str; 15] = [
 
 fn root() -> &'static Path {
     Path::new(ROOT)
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-/// No global or system git config, a fixed identity, English messages, no inherited
-/// repository.
-fn hermetic(command: &mut Command) -> &mut Command {
-    command
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "freezegate packaging")
-        .env("GIT_AUTHOR_EMAIL", "packaging@freezegate.invalid")
-        .env("GIT_COMMITTER_NAME", "freezegate packaging")
-        .env("GIT_COMMITTER_EMAIL", "packaging@freezegate.invalid")
-        .env("LC_ALL", "C")
-        .env("NO_COLOR", "1")
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE")
-        .env_remove("GIT_INDEX_FILE")
-}
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = run_ok(
-        &format!("git {}", args.join(" ")),
-        hermetic(&mut Command::new("git"))
-            .args(args)
-            .current_dir(dir),
-    );
-    text(&out.stdout).trim().to_string()
 }
 
 fn venv_bin(venv: &Path, name: &str) -> PathBuf {

@@ -20,9 +20,9 @@ use std::ops::Range;
 use std::path::Path;
 use std::sync::OnceLock;
 
-use freezegate::gate::{judge, Gate};
 use freezegate::config::Config;
 use freezegate::engine::selection::Selection;
+use freezegate::gate::{judge, Gate};
 use freezegate::inputs::ids::IdSet;
 use freezegate::inputs::junit::Results;
 use freezegate::inputs::ledger::Ledger;

@@ -3,22 +3,14 @@
 
 mod common;
 
-use common::{freeze, freezegate, venv_python, write, World, OTHER, PROPERTY};
+use common::{freeze, freezegate, text, venv_python, write, World, PROPERTY};
 use serde_json::{json, Value};
 
+/// [`World::failing`], and a stale freeze (FZ204).
 fn failing_world() -> World {
-    let mut world = World::passing();
-    world
-        .entry_mut()
-        .insert("expires".into(), json!("2026-12-06"));
-    world.entry_mut().insert("owner".into(), json!(""));
+    let mut world = World::failing();
     world.collected.retain(|id| id != common::FROZEN);
-    world.applied.push(OTHER.into());
     world
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 /// The JSON report of the same world, for comparing locations.

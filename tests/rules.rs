@@ -6,18 +6,6 @@ mod common;
 use common::{entry, World, FROZEN, OTHER, PROPERTY};
 use serde_json::json;
 
-fn assert_passes(world: &World) {
-    let verdict = world.run();
-    assert_eq!(
-        verdict.code,
-        0,
-        "{:#?}\n{}",
-        verdict.violations(),
-        verdict.stderr
-    );
-    assert!(verdict.codes().is_empty(), "{:#?}", verdict.violations());
-}
-
 #[test]
 fn the_base_world_passes_every_rule() {
     let world = World::passing();
@@ -58,7 +46,7 @@ fn fz001_fires_when_an_input_is_missing_and_names_the_flag() {
     let mut world = World::passing();
     world.junit = None;
     world.extra_args = vec!["--ignore".into(), "FZ601".into()];
-    assert_passes(&world);
+    world.run().assert_passes();
 }
 
 #[test]
@@ -85,7 +73,7 @@ fn fz101_missing_or_blank_field() {
     // Near miss: a one-character owner is an owner.
     let mut world = World::passing();
     world.entry_mut().insert("owner".into(), json!("x"));
-    assert_passes(&world);
+    world.run().assert_passes();
 }
 
 #[test]
@@ -106,7 +94,7 @@ fn fz102_invalid_date() {
     world
         .entry_mut()
         .insert("opened".into(), json!("2026-11-30"));
-    assert_passes(&world);
+    world.run().assert_passes();
 }
 
 #[test]
@@ -117,7 +105,7 @@ fn fz103_expired_but_not_on_the_expiry_day() {
     assert_eq!(verdict.codes(), ["FZ103"]);
     assert_eq!(verdict.one("FZ103")["field"], "expires");
     world.today = "2026-12-04".into();
-    assert_passes(&world);
+    world.run().assert_passes();
 }
 
 #[test]
@@ -135,7 +123,7 @@ fn fz104_window_of_exactly_the_maximum_passes() {
     world
         .entry_mut()
         .insert("expires".into(), json!("2026-12-04"));
-    assert_passes(&world);
+    world.run().assert_passes();
 }
 
 #[test]
@@ -148,7 +136,7 @@ fn fz105_dates_out_of_order_or_opened_in_the_future() {
     world
         .entry_mut()
         .insert("opened".into(), json!("2026-11-19"));
-    assert_passes(&world);
+    world.run().assert_passes();
     world
         .entry_mut()
         .insert("expires".into(), json!("2026-11-18"));
@@ -156,7 +144,7 @@ fn fz105_dates_out_of_order_or_opened_in_the_future() {
     world
         .entry_mut()
         .insert("opened".into(), json!("2026-11-18"));
-    assert_passes(&world);
+    world.run().assert_passes();
     let mut world = World::passing();
     world
         .entry_mut()
@@ -217,7 +205,7 @@ fn fz107_ledger_cannot_raise_the_configured_window() {
     world.ledger["max_window_days"] = json!(15);
     assert_eq!(world.run().codes(), ["FZ107"]);
     world.ledger["max_window_days"] = json!(14);
-    assert_passes(&world);
+    world.run().assert_passes();
 }
 
 #[test]
@@ -246,7 +234,7 @@ fn fz108_bad_node_ids() {
         (id.into(), "skipped"),
         (FROZEN.into(), "passed"),
     ]);
-    assert_passes(&world);
+    world.run().assert_passes();
 }
 
 #[test]
@@ -265,7 +253,7 @@ fn fz202_property_not_in_diff_unless_reused() {
     world
         .entry_mut()
         .insert("reused_property".into(), json!(true));
-    assert_passes(&world);
+    world.run().assert_passes();
 }
 
 #[test]
@@ -275,7 +263,7 @@ fn fz202_joins_pytest_root_with_the_node_id_file() {
     world.files.push(("backend/.keep".into(), String::new()));
     assert_eq!(world.run().codes(), ["FZ202"]);
     world.changed = vec!["backend/tests/props/test_p.py".into()];
-    assert_passes(&world);
+    world.run().assert_passes();
 }
 
 #[test]
@@ -385,7 +373,7 @@ fn fz401_inherited_skip_refused_unless_allowed_for_the_branch() {
         "[[params.allow_inherited]]\ntest_id = \"{OTHER}\"\nbranch = \"release/*\"\napprover = \"dana\"\n"
     );
     world.target_branch = Some("release/2026.12".into());
-    assert_passes(&world);
+    world.run().assert_passes();
     // The same allow entry does not excuse the skip on another branch, or an unknown one.
     world.target_branch = Some("main".into());
     assert_eq!(world.run().codes(), ["FZ401", "FZ403"]);

@@ -4,29 +4,9 @@
 mod common;
 
 use std::path::Path;
-use std::process::Command;
 
-use common::{freezegate, write, World, PROPERTY};
+use common::{freezegate, git, write, World, PROPERTY};
 use serde_json::json;
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
 
 const ORG_RULE: &str = r#"import "lib" as lib;
 const RULES = #{ ORG101: #{ name: "reason-cites-ticket", severity: "error",

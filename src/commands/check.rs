@@ -110,7 +110,7 @@ fn record_history(
     let record = crate::history::Record::of_run(
         report,
         facts.today,
-        crate::history::head_commit(&config.repo_root),
+        crate::inputs::tools::head_commit(&config.repo_root),
         facts.target_branch.clone(),
         report.failed(deny_warnings),
     );

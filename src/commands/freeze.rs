@@ -201,9 +201,9 @@ fn validate(
     let mut facts = Facts::of_ledger(ledger, today.0, gate.config.pytest_root_in_repo());
     facts.collected = collected.into();
     let (_, mut report) = crate::gate::judge(gate, &facts, &selection)?;
-    report
-        .violations
-        .retain(|v| v.code != "FZ001" && v.test_id.as_deref() == Some(test_id));
+    report.violations.retain(|v| {
+        v.code != crate::engine::policy::INPUT_MISSING && v.test_id.as_deref() == Some(test_id)
+    });
     report.summary.errors = report
         .violations
         .iter()

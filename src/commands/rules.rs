@@ -23,6 +23,7 @@ pub fn list(cwd: &Path, config_path: Option<&Path>, args: &RulesArgs) -> Result<
                 "severity": selection.severity(&r.code).map_or("off", |s| s.as_str()),
                 "default_severity": r.severity.as_str(),
                 "policy": r.policy,
+                "category": r.category,
                 "summary": r.summary,
             })
         })
@@ -62,7 +63,7 @@ pub fn markdown_table(pack: &crate::engine::policy::Pack) -> String {
         "| Code | Name | Fires when | Default | How to clear it |\n|---|---|---|---|---|\n",
     );
     for rule in &pack.rules {
-        let cell = |s: &str| s.replace('|', "\\|");
+        let cell = crate::report::markdown::cell;
         out.push_str(&format!(
             "| {} | {} | {} | {} | {} |\n",
             rule.code,
@@ -89,6 +90,11 @@ pub fn explain(cwd: &Path, config_path: Option<&Path>, code: &str) -> Result<u8,
     println!();
     println!("{}", rule.summary);
     println!();
+    if let Some(doc) = &rule.doc {
+        println!("{doc}");
+        println!();
+    }
+    println!("Category: {}", rule.category);
     println!("Default severity: {}", rule.severity.as_str());
     // What this repository's config makes of it ([rules] only; --select/--ignore are
     // per run).

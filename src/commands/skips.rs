@@ -28,7 +28,7 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &SkipsArgs) -> Result<u
         ),
         SkipsFormat::Lines => skips.iter().for_each(|id| println!("{id}")),
         SkipsFormat::Plugin => {
-            let commit = crate::history::head_commit(&config.repo_root);
+            let commit = crate::inputs::tools::head_commit(&config.repo_root);
             let dirty = commit
                 .as_ref()
                 .is_some_and(|_| crate::inputs::tools::is_dirty(&config.repo_root));

@@ -15,8 +15,8 @@ use crate::error::InputError;
 use crate::gate::{gather, judge, Gate};
 use crate::report::stats::{self, DepositInput, FreezeFacts, HistoryInput, Inputs, Stats};
 
-/// The rule prefixes whose error-severity violations make a deposit fail.
-const DEPOSIT_PREFIXES: [&str; 2] = ["FZ2", "FZ3"];
+/// The rule categories whose error-severity violations make a deposit fail.
+const DEPOSIT_CATEGORIES: [&str; 2] = ["deposit", "samples"];
 
 pub fn run(cwd: &Path, config_path: Option<&Path>, args: &StatsArgs) -> Result<u8, InputError> {
     let since = args
@@ -33,19 +33,21 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &StatsArgs) -> Result<u
     let gate = Gate::load(cwd, config_path)?;
     let facts = gather(cwd, &gate.config, &args.facts)?;
 
-    let prefixes: Vec<String> = DEPOSIT_PREFIXES
+    let deposit_rules: Vec<String> = gate
+        .pack
+        .rules
         .iter()
-        .filter(|p| gate.pack.rules.iter().any(|r| r.code.starts_with(**p)))
-        .map(|p| p.to_string())
+        .filter(|r| DEPOSIT_CATEGORIES.contains(&r.category.as_str()))
+        .map(|r| r.code.clone())
         .collect();
     let mut failing: Vec<BTreeSet<String>> = vec![BTreeSet::new(); facts.ledger.entries.len()];
-    let deposit = if prefixes.is_empty() {
+    let deposit = if deposit_rules.is_empty() {
         DepositInput::NoRules
     } else {
-        let selection = Selection::new(&gate.pack, &gate.config, &prefixes, &[])?;
+        let selection = Selection::new(&gate.pack, &gate.config, &deposit_rules, &[])?;
         let (evaluation, report) = judge(&gate, &facts, &selection)?;
         for raw in &evaluation.reports {
-            let is_deposit = DEPOSIT_PREFIXES.iter().any(|p| raw.code.starts_with(p));
+            let is_deposit = deposit_rules.contains(&raw.code);
             if !is_deposit || selection.severity(&raw.code) != Some(Severity::Error) {
                 continue;
             }

@@ -8,7 +8,7 @@
 
 use std::collections::BTreeSet;
 use std::io::IsTerminal;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use clap::Parser;
 use serde::Deserialize;
@@ -365,7 +365,7 @@ fn run_case(
         gate.pack
             .rules
             .iter()
-            .filter(|r| r.policy != "builtin:core")
+            .filter(|r| r.policy != crate::engine::policy::CORE_POLICY)
             .map(|r| r.code.clone()),
     );
     let mut facts = match gate::gather(case_dir, &gate.config, &args.facts) {
@@ -803,19 +803,7 @@ fn rebase_paths(table: &mut toml::Table, from: &Path, to: &Path) {
 
 /// `a/b/../c` → `a/c`, without touching the file system.
 fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if !out.pop() {
-                    out.push("..");
-                }
-            }
-            other => out.push(other),
-        }
-    }
-    out
+    PathBuf::from(crate::paths::normalize(&path.to_string_lossy()))
 }
 
 #[cfg(test)]

@@ -2,7 +2,6 @@
 //! (`--trusted-ref`), so a patch cannot loosen its own gate.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use crate::error::InputError;
 use crate::source::{Source, SourceFile};
@@ -19,13 +18,7 @@ pub enum FileTree {
     },
 }
 
-fn git(repo_root: &Path, args: &[&str]) -> Result<std::process::Output, InputError> {
-    Command::new("git")
-        .args(args)
-        .current_dir(repo_root)
-        .output()
-        .map_err(|e| InputError::usage(format!("could not run git: {e}")))
-}
+use crate::git::git;
 
 impl FileTree {
     /// A tree at a trusted commit; the ref must name a commit.

@@ -596,7 +596,7 @@ fn missing_input_reports(script: &Script, missing: &[(String, Vec<String>)]) -> 
     missing
         .iter()
         .map(|(input, codes)| RawReport {
-            code: "FZ001".into(),
+            code: policy::INPUT_MISSING.into(),
             message: format!(
                 "{} needs `{input}`, which was not given: give {}; not evaluated: {}",
                 script.name,

@@ -51,6 +51,12 @@ pub struct RuleMeta {
     pub summary: String,
     pub help: String,
     pub policy: String,
+    /// The rule's family (`deposit`, `samples`, ...), like ruff's linter prefixes: what
+    /// the core and `--select` ask for instead of code prefixes. Default: the script's
+    /// file stem.
+    pub category: String,
+    /// The longer explanation `explain` prints: why the rule matters, a violation, its fix.
+    pub doc: Option<String>,
     /// The inputs the rule reads (`needs: ["collected"]`); `None` when the script does
     /// not say, and then the rule counts as evaluated only when its script ran to its end.
     pub needs: Option<Vec<String>>,
@@ -59,12 +65,14 @@ pub struct RuleMeta {
 /// The rule the core itself reports when a script needs an input that was not given.
 pub fn input_missing_rule() -> RuleMeta {
     RuleMeta {
-        code: "FZ001".into(),
+        code: INPUT_MISSING.into(),
         name: "input-missing".into(),
         severity: Severity::Error,
         summary: "A rule needs an input that was not given.".into(),
         help: "Pass the flag named in the message (or set it in config); a gate never passes by having less to look at.".into(),
         policy: CORE_POLICY.into(),
+        category: CORE_CATEGORY.into(),
+        doc: Some(INPUT_MISSING_DOC.into()),
         needs: Some(Vec::new()),
     }
 }
@@ -73,18 +81,44 @@ pub fn input_missing_rule() -> RuleMeta {
 /// own files.
 pub fn gate_modified_rule() -> RuleMeta {
     RuleMeta {
-        code: "FZ501".into(),
+        code: GATE_MODIFIED.into(),
         name: "gate-modified".into(),
         severity: Severity::Warning,
         summary: "With --trusted-ref, the patch changes config or policy files; the trusted versions were used instead.".into(),
         help: "Land gate changes (config, policies, owners file) in their own reviewed change; a patch is always judged by the gate of the trusted ref.".into(),
         policy: CORE_POLICY.into(),
+        category: CORE_CATEGORY.into(),
+        doc: Some(GATE_MODIFIED_DOC.into()),
         needs: Some(vec!["trusted_ref".into()]),
     }
 }
 
 /// The policy name of rules the core itself reports.
 pub const CORE_POLICY: &str = "builtin:core";
+
+/// The core's own rules: an input a rule needs was not given; the patch changed the gate.
+pub const INPUT_MISSING: &str = "FZ001";
+pub const GATE_MODIFIED: &str = "FZ501";
+
+/// The category of the rules the core itself reports.
+pub const CORE_CATEGORY: &str = "core";
+
+const INPUT_MISSING_DOC: &str = "\
+A rule that cannot see its input would pass by looking at nothing, so the core reports the
+input as missing instead.
+
+Example: FZ201 needs the collection, and `check` ran without `--collected`, `--collect` or
+`--run`.
+
+Fix: pass the flag the message names (or set its key in config).";
+
+const GATE_MODIFIED_DOC: &str = "\
+A patch must not loosen the gate that judges it. Under `--trusted-ref`, config, policies and
+the owners file are read from the trusted ref, and each file the patch changed is reported.
+
+Example: a patch raises `max_window_days` in freezegate.toml and adds a freeze of 60 days.
+
+Fix: land the gate change in its own reviewed change first.";
 
 #[derive(Debug)]
 pub struct Script {
@@ -300,6 +334,21 @@ fn read_rules(name: &str, source: &Source, value: Dynamic) -> Result<Vec<RuleMet
                 Some(needs)
             }
         };
+        let optional = |key: &str| -> Result<Option<String>, InputError> {
+            match meta.get(key) {
+                None => Ok(None),
+                Some(_) => field(key).map(Some),
+            }
+        };
+        let category = match optional("category")? {
+            Some(category) if is_kebab(&category) => category,
+            Some(category) => {
+                return Err(err(format!(
+                "{code}: category `{category}` is not a lowercase-kebab-case word (e.g. `deposit`)"
+            )))
+            }
+            None => script_stem(name),
+        };
         rules.push(RuleMeta {
             code: code.clone(),
             name: field("name")?,
@@ -307,6 +356,8 @@ fn read_rules(name: &str, source: &Source, value: Dynamic) -> Result<Vec<RuleMet
             summary: field("summary")?,
             help: field("help")?,
             policy: name.to_string(),
+            category,
+            doc: optional("doc")?,
             needs,
         });
     }
@@ -315,6 +366,20 @@ fn read_rules(name: &str, source: &Source, value: Dynamic) -> Result<Vec<RuleMet
     }
     rules.sort_by(|a, b| a.code.cmp(&b.code));
     Ok(rules)
+}
+
+fn is_kebab(word: &str) -> bool {
+    !word.is_empty()
+        && !word.starts_with('-')
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+}
+
+/// `deposit` for `builtin:deposit.rhai` or `policies/org/deposit.rhai`.
+fn script_stem(name: &str) -> String {
+    let file = name.rsplit(['/', ':']).next().unwrap_or(name);
+    file.strip_suffix(".rhai").unwrap_or(file).to_string()
 }
 
 pub fn is_rule_code(code: &str) -> bool {

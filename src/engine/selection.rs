@@ -1,5 +1,5 @@
 //! Which rules run and at what severity: `[rules]` in config, then `--select` /
-//! `--ignore` (codes or prefixes, like ruff).
+//! `--ignore` (codes, prefixes or categories, like ruff).
 
 use std::collections::HashMap;
 
@@ -13,6 +13,11 @@ pub struct Selection {
     enabled: HashMap<String, Severity>,
     /// The core's rule codes (policy `builtin:core`): they fire on behalf of the others.
     core: Vec<String>,
+}
+
+/// Whether `--select`/`--ignore` names the rule: a code, a code prefix, or a category.
+fn matches(rule: &crate::engine::policy::RuleMeta, pattern: &str) -> bool {
+    rule.code.starts_with(pattern) || rule.category == pattern
 }
 
 fn core_codes(pack: &Pack) -> Vec<String> {
@@ -31,11 +36,7 @@ impl Selection {
         ignore: &[String],
     ) -> Result<Selection, InputError> {
         for prefix in select.iter().chain(ignore) {
-            if !pack
-                .rules
-                .iter()
-                .any(|r| r.code.starts_with(prefix.as_str()))
-            {
+            if !pack.rules.iter().any(|r| matches(r, prefix)) {
                 return Err(InputError::usage(format!(
                     "`{prefix}` matches no loaded rule (see `freezegate rules`)"
                 )));
@@ -50,7 +51,7 @@ impl Selection {
                 severity = match setting {
                     RuleSetting::Error => Some(Severity::Error),
                     RuleSetting::Warn => Some(Severity::Warning),
-                    RuleSetting::Off if rule.code == "FZ001" => {
+                    RuleSetting::Off if rule.code == crate::engine::policy::INPUT_MISSING => {
                         let source = config
                             .source
                             .as_ref()
@@ -64,9 +65,8 @@ impl Selection {
             }
             // The core's rules (FZ001, FZ501) guard every other rule: filters never remove them.
             if rule.policy != crate::engine::policy::CORE_POLICY {
-                let selected =
-                    select.is_empty() || select.iter().any(|p| rule.code.starts_with(p.as_str()));
-                let ignored = ignore.iter().any(|p| rule.code.starts_with(p.as_str()));
+                let selected = select.is_empty() || select.iter().any(|p| matches(rule, p));
+                let ignored = ignore.iter().any(|p| matches(rule, p));
                 if !selected || ignored {
                     severity = None;
                 }

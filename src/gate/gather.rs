@@ -385,7 +385,7 @@ impl Gathering {
             commit: args
                 .commit
                 .clone()
-                .or_else(|| crate::history::head_commit(repo_root)),
+                .or_else(|| crate::inputs::tools::head_commit(repo_root)),
             today: self.today,
             target_branch,
             trusted_ref: None,

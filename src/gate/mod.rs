@@ -81,7 +81,7 @@ pub fn check(
     if let Some((rev, tree)) = &trusted {
         for file in trust::modified_files(cwd, config_path, &gate.config, tree) {
             gate.core_reports.push(RawReport {
-                code: "FZ501".into(),
+                code: policy::GATE_MODIFIED.into(),
                 message: file.message(rev),
                 script: crate::engine::policy::CORE_POLICY.into(),
                 target: Target::None,

@@ -316,11 +316,9 @@ impl Builder {
         if let Err(e) = result {
             let message = crate::error::json_message(&e);
             let err = InputError::new(&source.name, message);
-            return Err(if e.line() == 0 {
-                err
-            } else {
-                let at = source.offset_of(e.line(), e.column().max(1));
-                err.at(source, at..at, "here")
+            return Err(match source.json_error_span(&e) {
+                None => err,
+                Some(span) => err.at(source, span, "here"),
             }
             .with_help(HELP));
         }

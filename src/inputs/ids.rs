@@ -607,21 +607,7 @@ fn is_node_id_chars(s: &str) -> bool {
     valid_file && names > 0
 }
 
-/// A repository-relative path in canonical form: `/` separators, no `./`.
-pub fn normalize_path(path: &str) -> String {
-    let path = path.trim().replace('\\', "/");
-    let mut parts: Vec<&str> = Vec::new();
-    for part in path.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => {
-                parts.pop();
-            }
-            p => parts.push(p),
-        }
-    }
-    parts.join("/")
-}
+pub use crate::paths::normalize as normalize_path;
 
 /// Joins pytest's rootdir (relative to the repository root) with a node id's file.
 pub fn repo_file(pytest_root: &str, node_id: &str) -> String {
@@ -673,10 +659,9 @@ fn json_array(source: &Source) -> Option<Result<Vec<String>, InputError>> {
     }
     Some(
         serde_json::from_str::<Vec<String>>(&source.text).map_err(|e| {
-            let at = source.offset_of(e.line(), e.column().max(1));
             InputError::new(&source.name, "is not a JSON array of strings").at(
                 source,
-                at..at,
+                source.json_error_span(&e).unwrap_or(0..0),
                 e.to_string(),
             )
         }),
@@ -917,7 +902,7 @@ pub fn parse_changed(source: &Source) -> Result<Ids, InputError> {
                 "expected a repository-relative path",
             ));
         }
-        canonical &= is_canonical_path(trimmed);
+        canonical &= crate::paths::is_canonical(trimmed);
         let (offset, len) = span_in(source, trimmed);
         spans.push(offset, len);
     }
@@ -933,11 +918,6 @@ pub fn parse_changed(source: &Source) -> Result<Ids, InputError> {
             })
             .collect(),
     ))
-}
-
-/// Whether [`normalize_path`] would leave a path as it is.
-fn is_canonical_path(path: &str) -> bool {
-    !path.contains('\\') && path.split('/').all(|part| !matches!(part, "" | "." | ".."))
 }
 
 /// Applied skips: a JSON array of node ids or one id a line.
@@ -962,17 +942,7 @@ mod tests {
     use crate::source::SourceFile;
 
     #[test]
-    fn canonical_paths_are_those_normalizing_leaves_alone() {
-        for path in [
-            "a/b.py", "a//b.py", "./a.py", "a/./b", "a/../b", "a\\b.py", "a/", "..", "a.b/c",
-            "é/ü.py",
-        ] {
-            assert_eq!(
-                is_canonical_path(path),
-                normalize_path(path) == path,
-                "{path}"
-            );
-        }
+    fn changed_paths_are_normalized_and_canonical_ones_shared() {
         let source = SourceFile::new("c.txt", "c.txt", "a/b.py\n./c.py\n".to_string());
         match parse_changed(&source).unwrap() {
             Ids::Owned(paths) => assert_eq!(paths, ["a/b.py", "c.py"]),

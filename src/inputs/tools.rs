@@ -5,6 +5,8 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use crate::error::InputError;
+use crate::git::git;
+pub use crate::git::{current_branch, head_commit, merge_base};
 use crate::source::{Source, SourceFile};
 
 fn run(program: &[String], dir: &Path, what: &str) -> Result<Output, InputError> {
@@ -70,12 +72,6 @@ pub fn collect(command: &[String], pytest_root: &Path) -> Result<(Source, Durati
         SourceFile::new(format!("`{shown}` output"), pytest_root, text),
         elapsed,
     ))
-}
-
-fn git(repo_root: &Path, args: &[&str]) -> Result<Output, InputError> {
-    let mut command = vec!["git".to_string()];
-    command.extend(args.iter().map(|s| s.to_string()));
-    run(&command, repo_root, "git")
 }
 
 /// `git diff --name-only REF...HEAD` from the repository root (renames under the new name).
@@ -271,20 +267,6 @@ pub fn parse_unified_diff(text: &str) -> crate::inputs::Hunks {
         }
     }
     hunks
-}
-
-/// The merge base of `base` and HEAD (what `git diff base...HEAD` compares with).
-pub fn merge_base(base: &str, repo_root: &Path) -> Option<String> {
-    let output = git(repo_root, &["merge-base", base, "HEAD"]).ok()?;
-    let rev = String::from_utf8(output.stdout).ok()?.trim().to_string();
-    (output.status.success() && !rev.is_empty()).then_some(rev)
-}
-
-/// The checked-out branch, if HEAD is on one.
-pub fn current_branch(repo_root: &Path) -> Option<String> {
-    let output = git(repo_root, &["symbolic-ref", "--quiet", "--short", "HEAD"]).ok()?;
-    let branch = String::from_utf8(output.stdout).ok()?.trim().to_string();
-    (output.status.success() && !branch.is_empty()).then_some(branch)
 }
 
 #[cfg(test)]

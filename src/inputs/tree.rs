@@ -337,23 +337,12 @@ impl<'a> FastJson<'a> {
 }
 
 fn json_error(source: &Source, err: &serde_json::Error, base: usize) -> InputError {
-    let message = strip_json_position(&err.to_string());
-    let span = if err.line() == 0 {
-        None
-    } else if base == 0 {
-        let at = source.offset_of(err.line(), err.column().max(1));
-        Some(at..at)
-    } else {
-        Some(base..base)
+    let message = crate::error::json_message(err);
+    let span = match source.json_error_span(err) {
+        Some(_) if base > 0 => Some(base..base),
+        span => span,
     };
     syntax_error(source, Format::Json, &message, span)
-}
-
-fn strip_json_position(message: &str) -> String {
-    match message.rfind(" at line ") {
-        Some(i) => message[..i].to_string(),
-        None => message.to_string(),
-    }
 }
 
 fn json_node(source: &Source, raw: &RawValue, depth: usize) -> Result<Node, InputError> {

@@ -3,7 +3,8 @@
 use super::Report;
 use crate::engine::policy::Severity;
 
-fn cell(text: &str) -> String {
+/// Text made safe for one Markdown table cell: no column break, no line break.
+pub fn cell(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")
 }
 

@@ -239,7 +239,7 @@ impl Report {
     pub fn missing_inputs(&self) -> Vec<String> {
         self.violations
             .iter()
-            .filter(|v| v.code == "FZ001")
+            .filter(|v| v.code == crate::engine::policy::INPUT_MISSING)
             .map(|v| v.message.clone())
             .collect()
     }
@@ -379,7 +379,7 @@ fn resolve(
         file,
         line,
         column,
-        policy: if raw.code == "FZ001" {
+        policy: if raw.code == crate::engine::policy::INPUT_MISSING {
             rule.policy.clone()
         } else {
             raw.script.clone()

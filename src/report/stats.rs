@@ -709,9 +709,7 @@ pub fn render_json(s: &Stats) -> String {
     serde_json::to_string_pretty(s).expect("stats serialise") + "\n"
 }
 
-fn cell(text: &str) -> String {
-    text.replace('|', "\\|").replace('\n', " ")
-}
+use super::markdown::cell;
 
 pub fn render_markdown(s: &Stats) -> String {
     let mut out = format!("## freezegate weekly numbers ({})\n\n", s.today);

@@ -68,6 +68,18 @@ impl World {
         }
     }
 
+    /// The passing world with an expiry past the window (FZ104), no owner (FZ101) and an
+    /// inherited skip (FZ401): violations of several kinds, to compare across formats.
+    pub fn failing() -> World {
+        let mut world = World::passing();
+        world
+            .entry_mut()
+            .insert("expires".into(), json!("2026-12-06"));
+        world.entry_mut().insert("owner".into(), json!(""));
+        world.applied.push(OTHER.into());
+        world
+    }
+
     pub fn entry_mut(&mut self) -> &mut serde_json::Map<String, Value> {
         self.ledger["freezes"][0].as_object_mut().unwrap()
     }
@@ -146,30 +158,43 @@ pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-/// No global or system git config, a fixed identity, no colour, no repository inherited
-/// from the environment.
+/// No global or system git config (identity, signing, hooks), a fixed identity, English
+/// messages, no colour, and no repository inherited from the environment.
 pub fn hermetic(command: &mut std::process::Command) -> &mut std::process::Command {
     command
         .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env(
+            "GIT_CONFIG_GLOBAL",
+            if cfg!(windows) { "NUL" } else { "/dev/null" },
+        )
         .env("GIT_AUTHOR_NAME", "freezegate tests")
         .env("GIT_AUTHOR_EMAIL", "tests@freezegate.invalid")
         .env("GIT_COMMITTER_NAME", "freezegate tests")
         .env("GIT_COMMITTER_EMAIL", "tests@freezegate.invalid")
+        .env("LC_ALL", "C")
+        .env("LANGUAGE", "C")
         .env("NO_COLOR", "1")
         .env_remove("GIT_DIR")
         .env_remove("GIT_WORK_TREE")
         .env_remove("GIT_INDEX_FILE")
+        .env_remove("GIT_CEILING_DIRECTORIES")
 }
 
-/// `git ARGS` in `dir`, hermetic; it must succeed.
-pub fn git(dir: &Path, args: &[&str]) {
+/// `git ARGS` in `dir`, hermetic; it must succeed. Its output, trimmed.
+pub fn git(dir: &Path, args: &[&str]) -> String {
     let out = hermetic(&mut std::process::Command::new("git"))
         .args(args)
         .current_dir(dir)
         .output()
-        .expect("git runs");
-    assert!(out.status.success(), "git {args:?}: {}", text(&out.stderr));
+        .expect("git is installed");
+    assert!(
+        out.status.success(),
+        "git {} failed in {}:\n{}",
+        args.join(" "),
+        dir.display(),
+        text(&out.stderr)
+    );
+    text(&out.stdout).trim().to_string()
 }
 
 /// `freezegate freeze ARGS --today 2026-11-30` in `dir`.
@@ -269,6 +294,28 @@ impl Verdict {
             )
         });
         Verdict { code, json, stderr }
+    }
+
+    /// The run passed with no violation at all.
+    #[track_caller]
+    pub fn assert_passes(&self) {
+        assert_eq!(self.code, 0, "{:#?}\n{}", self.violations(), self.stderr);
+        assert_eq!(self.violations(), Vec::<Value>::new());
+    }
+
+    /// The rule ran to its end: a check inside a script that never ran would pass too.
+    #[track_caller]
+    pub fn assert_evaluated(&self, code: &str) {
+        let rule = self.json["rules"]
+            .as_array()
+            .and_then(|rules| rules.iter().find(|r| r["code"] == code));
+        assert_eq!(
+            rule.map(|r| r["evaluated"].clone()),
+            Some(Value::Bool(true)),
+            "{code} did not run: {:#}\n{}",
+            self.json,
+            self.stderr
+        );
     }
 
     pub fn codes(&self) -> Vec<String> {

@@ -570,7 +570,7 @@ fn read_with(
     .deserialize(&mut de)
     .and_then(|()| de.end())
     .map_err(|e| {
-        let at = source.offset_of(e.line().max(1), e.column().max(1));
+        let at = source.json_error_span(&e).unwrap_or(0..0);
         InputError::new(
             &source.name,
             format!(
@@ -578,7 +578,7 @@ fn read_with(
                 crate::error::json_message(&e)
             ),
         )
-        .at(source, at..at, "here")
+        .at(source, at, "here")
         .with_help(HELP)
     })?;
     check_header(source, header)
