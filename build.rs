@@ -46,13 +46,27 @@ fn main() {
     }
     println!("cargo:rustc-env=FREEZEGATE_VERSION_LINE={line}");
 
-    embed_pack_tests(&manifest_dir);
+    embed_dir(
+        &manifest_dir,
+        "tests",
+        "PACK_TESTS",
+        "fixture cases",
+        "pack_tests.rs",
+    );
+    embed_dir(
+        &manifest_dir,
+        "docs",
+        "PACK_DOCS",
+        "rule docs",
+        "pack_docs.rs",
+    );
 }
 
-/// Lists the default pack's fixture cases (`policies/tests/**`) for `include_str!`, so
-/// `freezegate init` can copy them beside the scripts and `freezegate test` runs there.
-fn embed_pack_tests(manifest_dir: &Path) {
-    let root = manifest_dir.join("policies/tests");
+/// Lists every file under `policies/<dir>` for `include_str!`, as `const NAME` in
+/// `OUT_DIR/<out>`: the fixture cases (`init` copies them beside the scripts, `freezegate
+/// test` runs there) and the rules' docs (`explain` prints them).
+fn embed_dir(manifest_dir: &Path, dir: &str, name: &str, what: &str, out: &str) {
+    let root = manifest_dir.join("policies").join(dir);
     println!("cargo:rerun-if-changed={}", root.display());
     let mut files = Vec::new();
     let mut dirs = vec![root.clone()];
@@ -71,22 +85,24 @@ fn embed_pack_tests(manifest_dir: &Path) {
         }
     }
     files.sort();
-    // `init` promises the cases: a build that found none is broken, not smaller.
+    // The binary promises them: a build that found none is broken, not smaller.
     assert!(
         !files.is_empty(),
-        "no fixture cases under {}: the default pack ships them",
+        "no {what} under {}: the default pack ships them",
         root.display()
     );
-    let mut out = String::from("/// The default pack's fixture cases: path under `policies/tests/`, text.\npub const PACK_TESTS: &[(&str, &str)] = &[\n");
+    let mut text = format!(
+        "/// The default pack's {what}: path under `policies/{dir}/`, text.\npub const {name}: &[(&str, &str)] = &[\n"
+    );
     for (relative, path) in files {
-        out.push_str(&format!(
+        text.push_str(&format!(
             "    ({relative:?}, include_str!({:?})),\n",
             path.display().to_string()
         ));
     }
-    out.push_str("];\n");
+    text.push_str("];\n");
     let out_dir = PathBuf::from(env::var_os("OUT_DIR").unwrap_or_default());
-    std::fs::write(out_dir.join("pack_tests.rs"), out).expect("OUT_DIR is writable");
+    std::fs::write(out_dir.join(out), text).expect("OUT_DIR is writable");
 }
 
 /// The short hash and commit date of HEAD, when the manifest directory is the top of a

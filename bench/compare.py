@@ -3,11 +3,14 @@
 same four checks hand-written in plain single-threaded Rust (bench/baseline-rust) and in
 plain Python (bench/baseline.py), on generated workloads.
 
-    python3 bench/compare.py [--runs 5] [--workloads small,large]
+    python3 bench/compare.py [--runs 5] [--workloads small,large] [--before BINARY]
 
 Prints, per workload, the median and min-max wall time of each program over the runs, the
 peak RSS, the ratios, and whether each target of issue 7 is met. All three programs must
-report the same number of violations per rule, or the comparison is void. The two Rust
+report the same number of violations per rule, or the comparison is void. With
+`--before BINARY` (an earlier freezegate build), that binary runs the same check in the
+same rounds, and the script prints this build's time against it: a refactoring's
+before and after, measured in one run. The two Rust
 programs run from copies in target/bench/bin, as installed (see `installed`).
 """
 import argparse
@@ -30,12 +33,12 @@ def build():
     subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=os.path.join(ROOT, "bench/baseline-rust"), check=True)
 
 
-def installed(binary):
+def installed(binary, name=None):
     """A copy of a freshly linked binary, as `cargo install` or a release download leaves
     it. The linker writes its output in pieces and the page cache keeps such a file in
     small pieces, so every run of the linker's own file takes more page faults to map it:
     about 0.4 ms of a 4 ms small run on this machine, for both Rust programs alike."""
-    copy = os.path.join(INSTALL_DIR, os.path.basename(binary))
+    copy = os.path.join(INSTALL_DIR, name or os.path.basename(binary))
     shutil.copy2(binary, copy)
     return copy
 
@@ -70,11 +73,13 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--workloads", default="small,large")
+    parser.add_argument("--before", help="an earlier freezegate binary to time beside this build")
     args = parser.parse_args()
     build()
     os.makedirs(INSTALL_DIR, exist_ok=True)
     freezegate = installed(os.path.join(ROOT, "target/release/freezegate"))
     baseline = installed(os.path.join(ROOT, "bench/baseline-rust/target/release/freezegate-baseline"))
+    before = installed(os.path.abspath(args.before), "freezegate-before") if args.before else None
     ok = True
     for workload in args.workloads.split(","):
         data = os.path.join(ROOT, "target/bench", workload)
@@ -82,14 +87,16 @@ def main():
         inputs = ["freeze_ledger.json", "collected.txt", "changed.txt", "samples.json", "skipped.json", "freezegate.toml"]
         input_bytes = sum(os.path.getsize(os.path.join(data, f)) for f in inputs)
         report = os.path.join(data, "report.json")
-        programs = {
-            "freezegate": [freezegate, "check", "--today", TODAY, "--collected", "collected.txt", "--changed", "changed.txt",
+        freezegate_args = ["check", "--today", TODAY, "--collected", "collected.txt", "--changed", "changed.txt",
                            "--samples", "samples.json", "--applied-skips", "skipped.json", "--target-branch", "main",
                            # The baselines check what the part-1 pack checked; skips outside the
                            # ledger (FZ6) need a run record the generated workloads do not have.
                            "--ignore", "FZ6",
-                           "--format", "json", "--output", report],
+                           "--format", "json", "--output", report]
+        programs = {
+            "freezegate": [freezegate] + freezegate_args,
             "rust": [baseline, ".", TODAY],
+            **({"before": [before] + freezegate_args} if before else {}),
             "python": [sys.executable, os.path.join(ROOT, "bench/baseline.py"), ".", TODAY],
         }
         # Rounds interleave the programs, so a slow spell of a noisy machine hits all three.
@@ -103,10 +110,10 @@ def main():
                     sys.exit(f"{name} failed on {workload}: {out.stderr}")
                 times[name].append(elapsed)
                 peaks[name].append(rss)
-                verdicts[name] = counts_from_report(report) if name == "freezegate" else json.loads(out.stdout)
+                verdicts[name] = counts_from_report(report) if name in ("freezegate", "before") else json.loads(out.stdout)
         results = {name: (statistics.median(times[name]), min(times[name]), max(times[name]), max(peaks[name]))
                    for name in programs}
-        if not (verdicts["freezegate"] == verdicts["rust"] == verdicts["python"]):
+        if any(verdict != verdicts["rust"] for verdict in verdicts.values()):
             sys.exit(f"{workload}: the programs disagree, comparison void: {verdicts}")
         print(f"\n{workload}: {input_bytes / 1e6:.1f} MB of input, {args.runs} runs each, violations {verdicts['rust']}")
         for name, (median, low, high, rss) in results.items():
@@ -116,6 +123,9 @@ def main():
         print(f"  freezegate / rust   = {fg / rust:.2f}x the time")
         print(f"  python / freezegate = {py / fg:.2f}x faster")
         print(f"  peak RSS / input    = {rss_ratio:.2f}x")
+        if args.before:
+            print(f"  this build / before = {fg / results['before'][0]:.2f}x the time, "
+                  f"{results['freezegate'][3] / results['before'][3]:.2f}x the peak RSS")
         targets = []
         if workload == "large":
             targets = [("no slower than the Rust baseline", fg <= rust),

@@ -6,11 +6,11 @@
 use std::path::Path;
 
 use freezegate::config::Config;
+use freezegate::document::Format;
 use freezegate::engine::selection::Selection;
 use freezegate::gate::{judge, Gate};
 use freezegate::inputs::ids::{self, IdSet, IdSetBuilder};
 use freezegate::inputs::ledger::Ledger;
-use freezegate::inputs::tree::Format;
 use freezegate::inputs::Facts;
 use freezegate::source::SourceFile;
 

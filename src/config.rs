@@ -1,15 +1,15 @@
 //! `freezegate.toml`, `.freezegate.toml` or `[tool.freezegate]` in `pyproject.toml`:
 //! found from the working directory upward to the repository root.
 
-pub mod tree;
+pub mod file_tree;
 pub mod trust;
 
 use std::path::{Path, PathBuf};
 
-pub use tree::FileTree;
+pub use file_tree::FileTree;
 
-use crate::error::InputError;
-use crate::inputs::tree::{Format, Node, Value};
+use crate::document::{Format, Node, Value};
+use crate::error::GateError;
 use crate::source::{Source, Span};
 
 pub const CONFIG_NAMES: [&str; 3] = ["freezegate.toml", ".freezegate.toml", "pyproject.toml"];
@@ -123,7 +123,7 @@ pub fn display_path(path: &Path, repo_root: &Path) -> String {
 
 impl Config {
     /// Finds and loads the config for `cwd` in the working tree, or uses `explicit`.
-    pub fn discover(cwd: &Path, explicit: Option<&Path>) -> Result<Config, InputError> {
+    pub fn discover(cwd: &Path, explicit: Option<&Path>) -> Result<Config, GateError> {
         Self::discover_in(cwd, explicit, &FileTree::WorkTree)
     }
 
@@ -132,7 +132,7 @@ impl Config {
         cwd: &Path,
         explicit: Option<&Path>,
         tree: &FileTree,
-    ) -> Result<Config, InputError> {
+    ) -> Result<Config, GateError> {
         let repo_root = find_repo_root(cwd);
         let with_tree = |config: Config| Config {
             tree: tree.clone(),
@@ -142,15 +142,15 @@ impl Config {
             let path = cwd.join(path);
             let name = display_path(&path, &repo_root);
             let source = tree.read(&path, &name)?.ok_or_else(|| match tree {
-                FileTree::WorkTree => InputError::new(&name, "not found"),
+                FileTree::WorkTree => GateError::missing(&name),
                 FileTree::Commit { rev, .. } => {
-                    InputError::new(&name, format!("does not exist at --trusted-ref {rev}"))
+                    GateError::new(&name, format!("does not exist at --trusted-ref {rev}"))
                 }
             })?;
             let is_pyproject = path.file_name().is_some_and(|n| n == "pyproject.toml");
             return Self::from_source(source, is_pyproject, &repo_root)?
                 .map(with_tree)
-                .ok_or_else(|| InputError::new(name, "has no [tool.freezegate] table"));
+                .ok_or_else(|| GateError::new(name, "has no [tool.freezegate] table"));
         }
         for dir in cwd.ancestors() {
             for file_name in CONFIG_NAMES {
@@ -199,8 +199,8 @@ impl Config {
         source: Source,
         is_pyproject: bool,
         repo_root: &Path,
-    ) -> Result<Option<Config>, InputError> {
-        let root = crate::inputs::tree::parse(&source, Format::Toml)?;
+    ) -> Result<Option<Config>, GateError> {
+        let root = crate::document::parse(&source, Format::Toml)?;
         let (table, prefix) = if is_pyproject {
             match root.get("tool").and_then(|t| t.get("freezegate")) {
                 Some(table) => (table.clone(), "tool.freezegate."),
@@ -221,7 +221,7 @@ impl Config {
         };
         let mut config = Self::defaults(&dir, repo_root);
         let err = |node: &Node, message: String| {
-            InputError::new(&source.name, message).at(&source, node.span.clone(), "here")
+            GateError::new(&source.name, message).at(&source, node.span.clone(), "here")
         };
         let Value::Map(entries) = &table.value else {
             return Err(err(&table, "the freezegate config must be a table".into()));
@@ -296,7 +296,7 @@ impl Config {
                 unknown => {
                     let hint = closest(unknown, &KNOWN_KEYS);
                     let mut e =
-                        InputError::new(&source.name, format!("unknown key `{prefix}{unknown}`"))
+                        GateError::new(&source.name, format!("unknown key `{prefix}{unknown}`"))
                             .at(&source, value.span.clone(), "unknown key");
                     e = match hint {
                         Some(h) => e.with_help(format!(
@@ -324,22 +324,22 @@ impl Config {
             .canonicalize()
             .unwrap_or_else(|_| self.repo_root.clone());
         match root.strip_prefix(&repo) {
-            Ok(rel) => crate::inputs::ids::normalize_path(&rel.to_string_lossy()),
-            Err(_) => crate::inputs::ids::normalize_path(&self.pytest_root.to_string_lossy()),
+            Ok(rel) => crate::paths::normalize(&rel.to_string_lossy()),
+            Err(_) => crate::paths::normalize(&self.pytest_root.to_string_lossy()),
         }
     }
 }
 
-type ErrFn<'a> = dyn Fn(&Node, String) -> InputError + 'a;
+type ErrFn<'a> = dyn Fn(&Node, String) -> GateError + 'a;
 
-fn string(node: &Node, key: &str, err: &ErrFn) -> Result<String, InputError> {
+fn string(node: &Node, key: &str, err: &ErrFn) -> Result<String, GateError> {
     match &node.value {
         Value::Str(s) if !s.is_empty() => Ok(s.to_string()),
         _ => Err(err(node, format!("`{key}` must be a non-empty string"))),
     }
 }
 
-fn strings(node: &Node, key: &str, err: &ErrFn) -> Result<Vec<String>, InputError> {
+fn strings(node: &Node, key: &str, err: &ErrFn) -> Result<Vec<String>, GateError> {
     match &node.value {
         Value::Seq(items) => items.iter().map(|i| string(i, key, err)).collect(),
         _ => Err(err(node, format!("`{key}` must be a list of strings"))),
@@ -350,7 +350,7 @@ fn rule_settings(
     node: &Node,
     prefix: &str,
     err: &ErrFn,
-) -> Result<Vec<(String, RuleSetting, Span)>, InputError> {
+) -> Result<Vec<(String, RuleSetting, Span)>, GateError> {
     let Value::Map(entries) = &node.value else {
         return Err(err(
             node,
@@ -376,7 +376,7 @@ fn rule_settings(
         .collect()
 }
 
-fn limits(node: &Node, prefix: &str, err: &ErrFn) -> Result<Limits, InputError> {
+fn limits(node: &Node, prefix: &str, err: &ErrFn) -> Result<Limits, GateError> {
     let mut limits = Limits::default();
     let Value::Map(entries) = &node.value else {
         return Err(err(node, format!("`{prefix}limits` must be a table")));
@@ -443,7 +443,7 @@ mod tests {
     use super::*;
     use crate::source::SourceFile;
 
-    fn load(text: &str) -> Result<Option<Config>, InputError> {
+    fn load(text: &str) -> Result<Option<Config>, GateError> {
         Config::from_source(
             SourceFile::new("freezegate.toml", "/r/freezegate.toml", text),
             false,

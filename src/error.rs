@@ -6,13 +6,30 @@ use miette::{Diagnostic, LabeledSpan, SourceCode};
 
 use crate::source::{Source, Span};
 
-/// Something could not be evaluated: usage, unreadable or malformed input, config or
-/// script error. Always names the file; points into it when the place is known.
+/// Something stopped the gate before a verdict (exit 2): bad usage, a missing,
+/// unreadable or malformed input, a config or script error, a failed write. Names the
+/// file; points into it when the place is known.
 #[derive(Debug)]
-pub struct InputError {
+pub struct GateError {
     pub file: String,
     pub message: String,
+    kind: Kind,
     detail: Box<Detail>,
+}
+
+/// What kind of stop it is: callers branch on this, never on the message's words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// The command line or config asks for something impossible.
+    Usage,
+    /// A file the gate needs is not there.
+    Missing,
+    /// An input that is there could not be read or does not parse.
+    Input,
+    /// A policy script failed to load or run.
+    Script,
+    /// A file the gate writes (ledger, baseline, report, record) could not be written.
+    Write,
 }
 
 #[derive(Debug, Default)]
@@ -33,26 +50,50 @@ pub fn json_message(error: &serde_json::Error) -> String {
     }
 }
 
-impl InputError {
+impl GateError {
+    /// An input that could not be read or does not parse.
     pub fn new(file: impl Into<String>, message: impl Into<String>) -> Self {
-        InputError {
+        Self::of(Kind::Input, file, message)
+    }
+
+    pub fn of(kind: Kind, file: impl Into<String>, message: impl Into<String>) -> Self {
+        GateError {
             file: file.into(),
             message: message.into(),
+            kind,
             detail: Box::default(),
         }
     }
 
     /// An error without a file (bad command-line usage).
     pub fn usage(message: impl Into<String>) -> Self {
-        Self::new("", message)
+        Self::of(Kind::Usage, "", message)
+    }
+
+    /// A file that is not there.
+    pub fn missing(file: impl Into<String>) -> Self {
+        Self::of(Kind::Missing, file, "not found")
+    }
+
+    /// A policy script that failed to load or run.
+    pub fn script(file: impl Into<String>, message: impl Into<String>) -> Self {
+        Self::of(Kind::Script, file, message)
+    }
+
+    /// A file the gate writes that could not be written.
+    pub fn write(file: impl Into<String>, message: impl Into<String>) -> Self {
+        Self::of(Kind::Write, file, message)
     }
 
     pub fn io(file: &str, err: std::io::Error) -> Self {
-        let message = match err.kind() {
-            std::io::ErrorKind::NotFound => "not found".to_string(),
-            _ => format!("could not be read: {err}"),
-        };
-        Self::new(file, message)
+        match err.kind() {
+            std::io::ErrorKind::NotFound => Self::missing(file),
+            _ => Self::new(file, format!("could not be read: {err}")),
+        }
+    }
+
+    pub fn kind(&self) -> Kind {
+        self.kind
     }
 
     /// Points the error at a byte range of the source file.
@@ -85,7 +126,7 @@ impl InputError {
     }
 }
 
-impl fmt::Display for InputError {
+impl fmt::Display for GateError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match (&self.file[..], self.detail.location) {
             ("", _) => write!(f, "{}", self.message),
@@ -95,9 +136,9 @@ impl fmt::Display for InputError {
     }
 }
 
-impl std::error::Error for InputError {}
+impl std::error::Error for GateError {}
 
-impl Diagnostic for InputError {
+impl Diagnostic for GateError {
     fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
         self.detail
             .help
@@ -119,4 +160,4 @@ impl Diagnostic for InputError {
     }
 }
 
-pub type Result<T, E = InputError> = std::result::Result<T, E>;
+pub type Result<T, E = GateError> = std::result::Result<T, E>;

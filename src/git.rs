@@ -3,11 +3,11 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use crate::error::InputError;
+use crate::error::GateError;
 
 /// `git ARGS` in `repo_root`; an error when git cannot be started (its exit status is the
 /// caller's to judge).
-pub fn git(repo_root: &Path, args: &[&str]) -> Result<Output, InputError> {
+pub fn git(repo_root: &Path, args: &[&str]) -> Result<Output, GateError> {
     Command::new("git")
         .args(args)
         .current_dir(repo_root)
@@ -18,7 +18,7 @@ pub fn git(repo_root: &Path, args: &[&str]) -> Result<Output, InputError> {
             } else {
                 e.to_string()
             };
-            InputError::usage(format!(
+            GateError::usage(format!(
                 "git: could not run `git {}`: {why}",
                 args.join(" ")
             ))

@@ -1,19 +1,21 @@
 //! freezegate: a policy-as-code gate for test freezes.
 //!
-//! The data flows config → inputs → engine → report → commands.
+//! The data flows config → inputs → gate (engine → report) → commands; `stats` reads
+//! the same facts and the run history. See the README's "Architecture".
 
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod document;
 pub mod engine;
 pub mod error;
 pub mod gate;
 pub mod git;
-pub mod history;
 pub mod inputs;
 pub mod paths;
 pub mod report;
 pub mod source;
+pub mod stats;
 pub mod threads;
 pub mod words;
 

@@ -4,7 +4,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::error::InputError;
+use crate::error::GateError;
 
 /// A file the gate read, with the name shown to users and its full text.
 #[derive(Debug)]
@@ -35,9 +35,9 @@ impl SourceFile {
 
     /// Reads a UTF-8 text file; a leading byte-order mark is dropped (spans stay exact
     /// because the BOM is never part of a value).
-    pub fn read(path: &Path, name: impl Into<String>) -> Result<Source, InputError> {
+    pub fn read(path: &Path, name: impl Into<String>) -> Result<Source, GateError> {
         let name = name.into();
-        let bytes = read_bytes(path).map_err(|e| InputError::io(&name, e))?;
+        let bytes = read_bytes(path).map_err(|e| GateError::io(&name, e))?;
         let text = decode_utf8(&name, bytes)?;
         Ok(SourceFile::new(name, path, text))
     }
@@ -177,7 +177,7 @@ fn read_halves(file: &std::fs::File, size: usize) -> Option<Vec<u8>> {
     (read && file.seek(std::io::SeekFrom::Start(size as u64)).is_ok()).then_some(bytes)
 }
 
-pub fn decode_utf8(name: &str, mut bytes: Vec<u8>) -> Result<String, InputError> {
+pub fn decode_utf8(name: &str, mut bytes: Vec<u8>) -> Result<String, GateError> {
     if bytes.starts_with(b"\xEF\xBB\xBF") {
         // Replace the BOM by spaces of equal length so byte offsets into the file stay true.
         bytes[..3].copy_from_slice(b"   ");
@@ -186,7 +186,7 @@ pub fn decode_utf8(name: &str, mut bytes: Vec<u8>) -> Result<String, InputError>
         let at = e.utf8_error().valid_up_to();
         let valid = String::from_utf8_lossy(&e.as_bytes()[..at]).into_owned();
         let (line, column) = line_col(&valid, at);
-        InputError::new(
+        GateError::new(
             name,
             format!("is not valid UTF-8 (invalid byte at line {line}, column {column})"),
         )
@@ -263,7 +263,7 @@ mod tests {
         let file = SourceFile::new("f.json", "f.json", text);
         let at = text.find("\"b\"").unwrap();
         assert_eq!(file.line_col(at), (2, 16));
-        let err = InputError::new("f.json", "bad").at(&file, at..at + 3, "here");
+        let err = GateError::new("f.json", "bad").at(&file, at..at + 3, "here");
         let rendered = crate::report::human::render_error(&err, false);
         assert!(rendered.contains("[f.json:2:16]"), "{rendered}");
         // A lone `\r` is not a line break to the line index, nor to the header.
@@ -271,7 +271,7 @@ mod tests {
         let file = SourceFile::new("f.yaml", "f.yaml", text);
         let at = text.find("\"\"").unwrap();
         assert_eq!(file.line_col(at), (1, 11));
-        let err = InputError::new("f.yaml", "bad").at(&file, at..at + 2, "here");
+        let err = GateError::new("f.yaml", "bad").at(&file, at..at + 2, "here");
         let rendered = crate::report::human::render_error(&err, false);
         assert!(rendered.contains("[f.yaml:1:11]"), "{rendered}");
     }

@@ -375,11 +375,17 @@ fn build_script() -> &'static BuildScript {
 
 /// The build script's `cargo:` lines for a crate in `manifest_dir`.
 fn run_build_script(manifest_dir: &Path, env: &[(&str, &str)]) -> Vec<String> {
-    // The script embeds the pack's fixture cases: a stand-in source tree gets one.
-    let cases = manifest_dir.join("policies/tests");
-    if !cases.exists() {
-        fs::create_dir_all(&cases).unwrap();
-        fs::write(cases.join("case.toml"), "today = \"2026-11-30\"\n").unwrap();
+    // The script embeds the pack's fixture cases and rule docs: a stand-in source tree
+    // gets one of each.
+    for (dir, file, text) in [
+        ("policies/tests", "case.toml", "today = \"2026-11-30\"\n"),
+        ("policies/docs", "FZ001.md", "Why.\n"),
+    ] {
+        let dir = manifest_dir.join(dir);
+        if !dir.exists() {
+            fs::create_dir_all(&dir).unwrap();
+            fs::write(dir.join(file), text).unwrap();
+        }
     }
     // Its own OUT_DIR: cargo gives the tests the crate's, which this run must not touch.
     let out_dir = tempfile::tempdir().unwrap();

@@ -21,13 +21,13 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use freezegate::config::Config;
+use freezegate::document::Format;
 use freezegate::engine::selection::Selection;
 use freezegate::gate::{judge, Gate};
 use freezegate::inputs::ids::IdSet;
 use freezegate::inputs::junit::Results;
 use freezegate::inputs::ledger::Ledger;
 use freezegate::inputs::samples::{Count, Samples};
-use freezegate::inputs::tree::Format;
 use freezegate::inputs::Facts;
 use freezegate::report::Report;
 use freezegate::source::SourceFile;

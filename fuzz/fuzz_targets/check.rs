@@ -15,7 +15,7 @@ use freezegate::inputs::ids::IdSet;
 use freezegate::inputs::junit::Results;
 use freezegate::inputs::ledger::Ledger;
 use freezegate::inputs::samples::Samples;
-use freezegate::inputs::tree::Format;
+use freezegate::document::Format;
 use freezegate::inputs::Facts;
 use freezegate::report;
 use freezegate::source::SourceFile;

@@ -4,12 +4,12 @@
 
 mod common;
 
-use freezegate::error::InputError;
+use freezegate::error::GateError;
 use freezegate::inputs::ids::{self, IdSetBuilder, Ids};
 use freezegate::source::Source;
 use libfuzzer_sys::fuzz_target;
 
-fn build(source: &Source, parse: fn(&Source) -> Result<Ids, InputError>) {
+fn build(source: &Source, parse: fn(&Source) -> Result<Ids, GateError>) {
     match parse(source) {
         Ok(parsed) => {
             let mut builder = IdSetBuilder::default();

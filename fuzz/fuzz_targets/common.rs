@@ -3,9 +3,9 @@
 
 #![allow(dead_code)]
 
-use freezegate::error::InputError;
+use freezegate::error::GateError;
 use freezegate::inputs::ledger::Ledger;
-use freezegate::inputs::tree::{Format, Node, Value};
+use freezegate::document::{Format, Node, Value};
 use freezegate::source::{decode_utf8, Source, SourceFile, Span};
 
 /// Decodes fuzz bytes the way input files are read (BOM dropped, invalid UTF-8 refused).
@@ -20,7 +20,7 @@ pub fn source(name: &str, data: &[u8]) -> Option<Source> {
 }
 
 /// Renders an input error as the CLI would (miette graphical, no colour).
-pub fn render(err: &InputError) {
+pub fn render(err: &GateError) {
     let text = freezegate::report::human::render_error(err, false);
     assert!(!text.is_empty());
     let _ = err.to_string();

@@ -3,7 +3,7 @@
 
 mod common;
 
-use freezegate::inputs::tree::Format;
+use freezegate::document::Format;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| common::ledger(data, Format::Yaml));

@@ -9,12 +9,12 @@ use serde_json::{json, Map as JsonMap, Value as Json};
 
 use crate::cli::BaselineArgs;
 use crate::commands::{write_atomic, EXIT_PASS};
-use crate::error::InputError;
+use crate::document::{Node, Value};
+use crate::error::GateError;
 use crate::gate::{gather, Gate};
 use crate::inputs::baseline::{Baseline, VERSION};
-use crate::inputs::tree::{Node, Value};
 
-pub fn run(cwd: &Path, config_path: Option<&Path>, args: &BaselineArgs) -> Result<u8, InputError> {
+pub fn run(cwd: &Path, config_path: Option<&Path>, args: &BaselineArgs) -> Result<u8, GateError> {
     let gate = Gate::load(cwd, config_path)?;
     let config = &gate.config;
     let facts = gather(cwd, config, &args.facts)?;
@@ -61,7 +61,7 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &BaselineArgs) -> Resul
             }
         }
     } else {
-        return Err(InputError::usage(
+        return Err(GateError::usage(
             "`freezegate baseline` needs the run to look at: --run gate/run.json (or --junit FILE with --collected FILE)",
         ));
     }
@@ -69,7 +69,7 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &BaselineArgs) -> Resul
     let name = crate::config::display_path(&config.skip_baseline, &config.repo_root);
     let existing = match crate::source::SourceFile::read(&config.skip_baseline, name.clone()) {
         Ok(source) => Baseline::parse(&source)?,
-        Err(e) if e.message == "not found" => Baseline::default(),
+        Err(e) if e.kind() == crate::error::Kind::Missing => Baseline::default(),
         Err(e) => return Err(e),
     };
     let key = |entry: &Json| {

@@ -7,12 +7,12 @@ use std::time::Instant;
 use crate::cli::CheckArgs;
 use crate::commands::{cli_input, emit, EXIT_PASS, EXIT_VIOLATIONS};
 use crate::config::Config;
-use crate::error::InputError;
+use crate::error::GateError;
 use crate::gate::{self, Checked, Timings};
 use crate::inputs::Facts;
 use crate::report::{human, Report};
 
-pub fn run(cwd: &Path, config_path: Option<&Path>, args: &CheckArgs) -> Result<u8, InputError> {
+pub fn run(cwd: &Path, config_path: Option<&Path>, args: &CheckArgs) -> Result<u8, GateError> {
     let Checked {
         gate,
         facts,
@@ -97,7 +97,7 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &CheckArgs) -> Result<u
     Ok(code)
 }
 
-/// Appends this run to the `--history` file (one JSON line; see [`crate::history`]).
+/// Appends this run to the `--history` file (one JSON line; see [`crate::stats::history`]).
 fn record_history(
     cwd: &Path,
     path: &Path,
@@ -105,14 +105,14 @@ fn record_history(
     facts: &Facts,
     report: &Report,
     deny_warnings: bool,
-) -> Result<(), InputError> {
+) -> Result<(), GateError> {
     let input = cli_input(cwd, path, &config.repo_root);
-    let record = crate::history::Record::of_run(
+    let record = crate::stats::history::Record::of_run(
         report,
         facts.today,
         crate::inputs::tools::head_commit(&config.repo_root),
         facts.target_branch.clone(),
         report.failed(deny_warnings),
     );
-    crate::history::append(&input.path, &input.name, &record)
+    crate::stats::history::append(&input.path, &input.name, &record)
 }

@@ -7,19 +7,19 @@ use serde_json::{json, Map as JsonMap, Value as Json};
 
 use crate::cli::{FreezeAction, FreezeArgs};
 use crate::commands::{cli_input, write_atomic, EXIT_PASS, EXIT_VIOLATIONS};
+use crate::document::Format;
 use crate::engine::bindings::Date;
 use crate::engine::selection::Selection;
-use crate::error::InputError;
+use crate::error::GateError;
 use crate::gate::Gate;
 use crate::inputs::ledger::Ledger;
-use crate::inputs::tree::Format;
 use crate::inputs::Facts;
 use crate::report::{human, Report};
 use crate::source::SourceFile;
 
 const DEFAULT_WINDOW: i64 = 14;
 
-pub fn run(cwd: &Path, config_path: Option<&Path>, args: &FreezeArgs) -> Result<u8, InputError> {
+pub fn run(cwd: &Path, config_path: Option<&Path>, args: &FreezeArgs) -> Result<u8, GateError> {
     let gate = Gate::load(cwd, config_path)?;
     let ledger_input = match &args.ledger {
         Some(path) => cli_input(cwd, path, &gate.config.repo_root),
@@ -31,7 +31,7 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &FreezeArgs) -> Result<
     let ledger = Ledger::load(&ledger_input.path, &ledger_input.name)?;
     let today = match &args.today {
         Some(text) => Date::parse(text).ok_or_else(|| {
-            InputError::usage(format!("--today `{text}` is not a real YYYY-MM-DD date"))
+            GateError::usage(format!("--today `{text}` is not a real YYYY-MM-DD date"))
         })?,
         None => Date(
             jiff::Timestamp::now()
@@ -45,20 +45,20 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &FreezeArgs) -> Result<
         .as_ref()
         .and_then(|p| p.get("max_window_days"))
         .and_then(|n| match n.value {
-            crate::inputs::tree::Value::Int(i) => Some(i),
+            crate::document::Value::Int(i) => Some(i),
             _ => None,
         })
         .or(ledger.max_window_days)
         .unwrap_or(DEFAULT_WINDOW);
-    let window = |days: Option<i64>| -> Result<(String, String), InputError> {
+    let window = |days: Option<i64>| -> Result<(String, String), GateError> {
         let days = days.unwrap_or(max_window);
         if days < 0 {
-            return Err(InputError::usage("--days must not be negative"));
+            return Err(GateError::usage("--days must not be negative"));
         }
         let expires = today
             .0
             .checked_add(jiff::Span::new().days(days))
-            .map_err(|e| InputError::usage(format!("--days {days}: {e}")))?;
+            .map_err(|e| GateError::usage(format!("--days {days}: {e}")))?;
         Ok((today.to_string(), expires.to_string()))
     };
     let position = |id: &str| ledger.entries.iter().position(|e| e.test_id() == Some(id));
@@ -74,7 +74,7 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &FreezeArgs) -> Result<
             days,
         } => {
             if position(test_id).is_some() {
-                return Err(InputError::new(
+                return Err(GateError::new(
                     &ledger.source.name,
                     format!("{test_id} is already frozen"),
                 )
@@ -121,7 +121,7 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &FreezeArgs) -> Result<
         ledger.format,
     )
     .map_err(|e| {
-        InputError::new(
+        GateError::new(
             &ledger.source.name,
             format!("the edit would not parse ({e}); nothing was written"),
         )
@@ -129,7 +129,7 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &FreezeArgs) -> Result<
     if edited.entries.len() + usize::from(matches!(edit, Edit::Remove(_)))
         != ledger.entries.len() + usize::from(matches!(edit, Edit::Add(_)))
     {
-        return Err(InputError::new(
+        return Err(GateError::new(
             &ledger.source.name,
             "the edit would lose entries; nothing was written",
         ));
@@ -166,8 +166,8 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &FreezeArgs) -> Result<
     Ok(EXIT_PASS)
 }
 
-fn not_frozen(ledger: &Ledger, test_id: &str) -> InputError {
-    InputError::new(&ledger.source.name, format!("{test_id} is not frozen"))
+fn not_frozen(ledger: &Ledger, test_id: &str) -> GateError {
+    GateError::new(&ledger.source.name, format!("{test_id} is not frozen"))
         .with_help("`freezegate skips --format lines` lists the frozen tests")
 }
 
@@ -179,7 +179,7 @@ fn validate(
     collected: Option<crate::inputs::ids::IdSet>,
     today: Date,
     test_id: &str,
-) -> Result<Report, InputError> {
+) -> Result<Report, GateError> {
     let has_collection = collected.is_some();
     let answerable: Vec<String> = gate
         .pack
@@ -224,24 +224,24 @@ enum Edit {
 }
 
 /// The ledger text after the edit, in the ledger's own format.
-fn apply(ledger: &Ledger, edit: &Edit) -> Result<String, InputError> {
+fn apply(ledger: &Ledger, edit: &Edit) -> Result<String, GateError> {
     match ledger.format {
         Format::Json => {
             let mut doc: Json = serde_json::from_str(&ledger.source.text)
-                .map_err(|e| InputError::new(&ledger.source.name, e.to_string()))?;
+                .map_err(|e| GateError::new(&ledger.source.name, e.to_string()))?;
             edit_json(&mut doc, edit);
             Ok(serde_json::to_string_pretty(&doc).expect("JSON serializes") + "\n")
         }
         Format::Yaml => {
             if ledger.source.text.contains('#') {
-                return Err(InputError::new(&ledger.source.name, "has comments, which rewriting YAML would lose; nothing was written")
+                return Err(GateError::new(&ledger.source.name, "has comments, which rewriting YAML would lose; nothing was written")
                     .with_help("edit the YAML ledger by hand, or keep the ledger as JSON or TOML (comments kept) to use `freezegate freeze`"));
             }
             let mut doc: Json = serde_saphyr::from_str(&ledger.source.text)
-                .map_err(|e| InputError::new(&ledger.source.name, e.to_string()))?;
+                .map_err(|e| GateError::new(&ledger.source.name, e.to_string()))?;
             edit_json(&mut doc, edit);
             serde_saphyr::to_string(&doc)
-                .map_err(|e| InputError::new(&ledger.source.name, e.to_string()))
+                .map_err(|e| GateError::new(&ledger.source.name, e.to_string()))
         }
         Format::Toml => edit_toml(ledger, edit),
     }
@@ -269,13 +269,13 @@ fn edit_json(doc: &mut Json, edit: &Edit) {
     }
 }
 
-fn edit_toml(ledger: &Ledger, edit: &Edit) -> Result<String, InputError> {
+fn edit_toml(ledger: &Ledger, edit: &Edit) -> Result<String, GateError> {
     use toml_edit::{value, DocumentMut, Item, Table};
     let mut doc: DocumentMut = ledger
         .source
         .text
         .parse()
-        .map_err(|e: toml_edit::TomlError| InputError::new(&ledger.source.name, e.to_string()))?;
+        .map_err(|e: toml_edit::TomlError| GateError::new(&ledger.source.name, e.to_string()))?;
     let date_value = |old: Option<&Item>, new: &str| -> Item {
         match old.and_then(Item::as_value) {
             Some(toml_edit::Value::Datetime(_)) => {
@@ -286,7 +286,7 @@ fn edit_toml(ledger: &Ledger, edit: &Edit) -> Result<String, InputError> {
     };
     let freezes = doc
         .get_mut("freezes")
-        .ok_or_else(|| InputError::new(&ledger.source.name, "has no freezes"))?;
+        .ok_or_else(|| GateError::new(&ledger.source.name, "has no freezes"))?;
     match freezes {
         Item::ArrayOfTables(tables) => match edit {
             Edit::Add(entry) => {
@@ -340,7 +340,7 @@ fn edit_toml(ledger: &Ledger, edit: &Edit) -> Result<String, InputError> {
             }
         },
         _ => {
-            return Err(InputError::new(
+            return Err(GateError::new(
                 &ledger.source.name,
                 "`freezes` is neither [[freezes]] tables nor an array",
             ))

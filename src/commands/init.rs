@@ -6,7 +6,7 @@ use std::path::Path;
 use crate::commands::{write_atomic, EXIT_PASS};
 use crate::config::find_repo_root;
 use crate::engine::policy::{BUILTIN, PACK_TESTS};
-use crate::error::InputError;
+use crate::error::GateError;
 
 pub const CONFIG_TEMPLATE: &str = r#"# freezegate configuration. Paths are relative to this file.
 # Every key is optional; the values below are the defaults.
@@ -49,7 +49,7 @@ min_distinct = 8
 
 pub const EMPTY_LEDGER: &str = "{\n  \"schema\": 1,\n  \"freezes\": []\n}\n";
 
-pub fn run(cwd: &Path) -> Result<u8, InputError> {
+pub fn run(cwd: &Path) -> Result<u8, GateError> {
     let root = find_repo_root(cwd);
     let mut files: Vec<(String, &str)> = vec![
         ("freezegate.toml".into(), CONFIG_TEMPLATE),
@@ -108,12 +108,12 @@ pub fn run(cwd: &Path) -> Result<u8, InputError> {
 const GENERATED: &str = "gate/run*.json";
 
 /// Adds the generated files to `.gitignore` (created when missing), once.
-fn ignore_generated(root: &Path) -> Result<(), InputError> {
+fn ignore_generated(root: &Path) -> Result<(), GateError> {
     let path = root.join(".gitignore");
     let text = match std::fs::read_to_string(&path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(InputError::io(".gitignore", e)),
+        Err(e) => return Err(GateError::io(".gitignore", e)),
     };
     if text.lines().any(|line| line.trim() == GENERATED) {
         println!("kept     .gitignore (already ignores {GENERATED})");
@@ -134,11 +134,11 @@ fn ignore_generated(root: &Path) -> Result<(), InputError> {
 /// Turns the pytest plugin on in pytest's own config (`freezegate = true`): in
 /// `[tool.pytest.ini_options]` of pyproject.toml, else `[pytest]` of pytest.ini, when
 /// one is there. Returns the command that runs the tests with the plugin.
-fn enable_plugin(root: &Path) -> Result<&'static str, InputError> {
+fn enable_plugin(root: &Path) -> Result<&'static str, GateError> {
     let pyproject = root.join("pyproject.toml");
     if let Ok(text) = std::fs::read_to_string(&pyproject) {
         let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| {
-            InputError::new("pyproject.toml", format!("does not parse: {e}"))
+            GateError::new("pyproject.toml", format!("does not parse: {e}"))
         })?;
         // `[tool.pytest.ini_options]`, or pytest 9's native `[tool.pytest]`.
         let pytest = doc.get_mut("tool").and_then(|tool| tool.get_mut("pytest"));

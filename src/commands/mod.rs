@@ -16,7 +16,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use crate::cli::{Cli, Command};
-use crate::error::InputError;
+use crate::error::GateError;
 use crate::report::human;
 
 pub const EXIT_PASS: u8 = 0;
@@ -47,9 +47,9 @@ pub fn main() -> ExitCode {
     }
 }
 
-pub fn run(cli: Cli) -> Result<u8, InputError> {
+pub fn run(cli: Cli) -> Result<u8, GateError> {
     let cwd = std::env::current_dir()
-        .map_err(|e| InputError::usage(format!("cannot read the working directory: {e}")))?;
+        .map_err(|e| GateError::usage(format!("cannot read the working directory: {e}")))?;
     let config_path = cli.config.clone();
     match cli.command {
         Command::Check(args) => check::run(&cwd, config_path.as_deref(), &args),
@@ -92,7 +92,7 @@ pub fn emit(
     text: &str,
     output: Option<&std::path::Path>,
     cwd: &std::path::Path,
-) -> Result<(), InputError> {
+) -> Result<(), GateError> {
     match output {
         None => {
             use std::io::Write;
@@ -108,7 +108,7 @@ pub fn emit(
 /// Writes a user's file (ledger, config) via a temporary file in the same directory,
 /// flushed to disk, and a rename: readers see either the old or the new content, never a
 /// torn file, and a crash right after leaves the new content.
-pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> Result<(), InputError> {
+pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> Result<(), GateError> {
     write_atomic_with(path, Durability::Synced, |file| {
         std::io::Write::write_all(file, bytes)
     })
@@ -116,7 +116,7 @@ pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> Result<(), InputErr
 
 /// Writes a report the same way but without waiting for the disk: readers still never
 /// see a torn file, and a report lost to a crash is made again by the next run.
-pub fn write_report(path: &std::path::Path, bytes: &[u8]) -> Result<(), InputError> {
+pub fn write_report(path: &std::path::Path, bytes: &[u8]) -> Result<(), GateError> {
     write_atomic_with(path, Durability::Renamed, |file| {
         std::io::Write::write_all(file, bytes)
     })
@@ -135,24 +135,24 @@ pub fn write_atomic_with(
     path: &std::path::Path,
     durability: Durability,
     write: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
-) -> Result<(), InputError> {
+) -> Result<(), GateError> {
     let shown = path.display().to_string();
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(std::path::Path::new("."));
     std::fs::create_dir_all(dir)
-        .map_err(|e| InputError::new(&shown, format!("cannot create its directory: {e}")))?;
+        .map_err(|e| GateError::write(&shown, format!("cannot create its directory: {e}")))?;
     let mut tmp = temporary_file_for(path, dir)
-        .map_err(|e| InputError::new(&shown, format!("cannot write: {e}")))?;
+        .map_err(|e| GateError::write(&shown, format!("cannot write: {e}")))?;
     write(tmp.as_file_mut())
         .and_then(|_| match durability {
             Durability::Synced => tmp.as_file().sync_all(),
             Durability::Renamed => Ok(()),
         })
-        .map_err(|e| InputError::new(&shown, format!("was not changed: the write failed: {e}")))?;
+        .map_err(|e| GateError::write(&shown, format!("was not changed: the write failed: {e}")))?;
     tmp.persist(path)
-        .map_err(|e| InputError::new(&shown, format!("cannot replace: {}", e.error)))?;
+        .map_err(|e| GateError::write(&shown, format!("cannot replace: {}", e.error)))?;
     Ok(())
 }
 

@@ -5,10 +5,10 @@ use std::path::Path;
 use crate::cli::{RulesArgs, RulesFormat};
 use crate::commands::EXIT_PASS;
 use crate::engine::selection::Selection;
-use crate::error::InputError;
+use crate::error::GateError;
 use crate::gate::Gate;
 
-pub fn list(cwd: &Path, config_path: Option<&Path>, args: &RulesArgs) -> Result<u8, InputError> {
+pub fn list(cwd: &Path, config_path: Option<&Path>, args: &RulesArgs) -> Result<u8, GateError> {
     let gate = Gate::load(cwd, config_path)?;
     let selection = Selection::new(&gate.pack, &gate.config, &[], &[])
         .unwrap_or_else(|_| Selection::all(&gate.pack));
@@ -76,12 +76,12 @@ pub fn markdown_table(pack: &crate::engine::policy::Pack) -> String {
     out
 }
 
-pub fn explain(cwd: &Path, config_path: Option<&Path>, code: &str) -> Result<u8, InputError> {
+pub fn explain(cwd: &Path, config_path: Option<&Path>, code: &str) -> Result<u8, GateError> {
     let gate = Gate::load(cwd, config_path)?;
     let code = code.to_ascii_uppercase();
     let Some(rule) = gate.pack.rule(&code) else {
         let known: Vec<&str> = gate.pack.rules.iter().map(|r| r.code.as_str()).collect();
-        return Err(InputError::usage(format!(
+        return Err(GateError::usage(format!(
             "unknown rule `{code}`; loaded rules: {}",
             known.join(", ")
         )));
@@ -90,7 +90,7 @@ pub fn explain(cwd: &Path, config_path: Option<&Path>, code: &str) -> Result<u8,
     println!();
     println!("{}", rule.summary);
     println!();
-    if let Some(doc) = &rule.doc {
+    if let Some(doc) = gate.pack.doc(rule) {
         println!("{doc}");
         println!();
     }

@@ -5,10 +5,10 @@ use std::path::Path;
 use crate::cli::{SkipsArgs, SkipsFormat};
 use crate::commands::{cli_input, EXIT_PASS};
 use crate::config::Config;
-use crate::error::InputError;
+use crate::error::GateError;
 use crate::inputs::ledger::Ledger;
 
-pub fn run(cwd: &Path, config_path: Option<&Path>, args: &SkipsArgs) -> Result<u8, InputError> {
+pub fn run(cwd: &Path, config_path: Option<&Path>, args: &SkipsArgs) -> Result<u8, GateError> {
     let config = Config::discover(cwd, config_path)?;
     let ledger = match &args.ledger {
         Some(path) => {

@@ -11,20 +11,20 @@ use crate::engine::bindings::Date;
 use crate::engine::policy::Severity;
 use crate::engine::selection::Selection;
 use crate::engine::Target;
-use crate::error::InputError;
+use crate::error::GateError;
 use crate::gate::{gather, judge, Gate};
-use crate::report::stats::{self, DepositInput, FreezeFacts, HistoryInput, Inputs, Stats};
+use crate::stats::{self, DepositInput, FreezeFacts, HistoryInput, Inputs, Stats};
 
 /// The rule categories whose error-severity violations make a deposit fail.
 const DEPOSIT_CATEGORIES: [&str; 2] = ["deposit", "samples"];
 
-pub fn run(cwd: &Path, config_path: Option<&Path>, args: &StatsArgs) -> Result<u8, InputError> {
+pub fn run(cwd: &Path, config_path: Option<&Path>, args: &StatsArgs) -> Result<u8, GateError> {
     let since = args
         .since
         .as_deref()
         .map(|text| {
             Date::parse(text).map(|d| d.0).ok_or_else(|| {
-                InputError::usage(format!(
+                GateError::usage(format!(
                     "--since `{text}` is not a real date in YYYY-MM-DD form"
                 ))
             })
@@ -106,7 +106,7 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &StatsArgs) -> Result<u
     let history = match &args.history {
         Some(path) => {
             let input = cli_input(cwd, path, &gate.config.repo_root);
-            let history = crate::history::load(&input.path, &input.name)?;
+            let history = crate::stats::history::load(&input.path, &input.name)?;
             for line in &history.torn_lines {
                 eprintln!(
                     "warning: {}: line {line} is an unfinished record (an interrupted run); skipped",
@@ -120,7 +120,7 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &StatsArgs) -> Result<u
             })
         }
         None if since.is_some() => {
-            return Err(InputError::usage(
+            return Err(GateError::usage(
                 "--since filters the run history: give --history PATH too",
             ))
         }

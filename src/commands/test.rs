@@ -17,7 +17,7 @@ use crate::cli::{CheckArgs, TestArgs};
 use crate::commands::{EXIT_ERROR, EXIT_PASS, EXIT_VIOLATIONS};
 use crate::config::{display_path, Config, PolicySpec};
 use crate::engine::selection::Selection;
-use crate::error::InputError;
+use crate::error::GateError;
 use crate::gate::{self, Gate};
 use crate::report::{human, Report, Violation};
 use crate::source::{Source, SourceFile};
@@ -188,20 +188,20 @@ enum Outcome {
     /// Expectations not met: the lines explain how.
     Failed(Vec<String>),
     /// The case could not be run: its file or inputs are broken.
-    Broken(InputError),
+    Broken(GateError),
 }
 
 /// What the suite learnt about rule coverage from the cases' own declarations.
 #[derive(Default)]
-struct Coverage {
+struct RuleCoverage {
     loaded: BTreeSet<String>,
     fired: BTreeSet<String>,
     near_missed: BTreeSet<String>,
 }
 
-pub fn run(cwd: &Path, config_path: Option<&Path>, args: &TestArgs) -> Result<u8, InputError> {
+pub fn run(cwd: &Path, config_path: Option<&Path>, args: &TestArgs) -> Result<u8, GateError> {
     if config_path.is_some() {
-        return Err(InputError::usage(
+        return Err(GateError::usage(
             "--config does not apply to `test`: each case takes its config from the nearest freezegate.toml and its [config] table",
         ));
     }
@@ -218,7 +218,7 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &TestArgs) -> Result<u8
                 format!("give the folder of cases; a case is a folder with a {CASE_FILE} and its input files (see docs/policies.md)"),
             ),
         };
-        return Err(InputError::new(&root_name, what).with_help(help));
+        return Err(GateError::new(&root_name, what).with_help(help));
     }
     let policies = args.policies.as_ref().map(|dir| {
         let path = cwd.join(dir);
@@ -229,18 +229,18 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &TestArgs) -> Result<u8
     });
     if let Some(PolicySpec::Dir { path, name }) = &policies {
         if !path.is_dir() {
-            return Err(InputError::new(name, "is not a policy directory")
+            return Err(GateError::new(name, "is not a policy directory")
                 .with_help("--policies names a directory of *.rhai scripts"));
         }
     }
     let mut cases = Vec::new();
-    find_cases(&root, &mut cases).map_err(|e| InputError::io(&root_name, e))?;
+    find_cases(&root, &mut cases).map_err(|e| GateError::io(&root_name, e))?;
     cases.sort();
     if let Some(filter) = &args.filter {
         cases.retain(|case| display_path(case, &root).contains(filter.as_str()));
     }
     if cases.is_empty() {
-        return Err(InputError::new(
+        return Err(GateError::new(
             &root_name,
             match &args.filter {
                 Some(filter) => format!("holds no fixture case matching `{filter}`"),
@@ -251,7 +251,7 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &TestArgs) -> Result<u8
 
     let colour = human::use_colour(std::io::stderr().is_terminal());
     let (mut passed, mut failed, mut broken) = (0usize, 0usize, 0usize);
-    let mut coverage = Coverage::default();
+    let mut coverage = RuleCoverage::default();
     let mut last_broken: Option<String> = None;
     for case_dir in &cases {
         let name = display_path(case_dir, cwd);
@@ -345,7 +345,7 @@ fn run_case(
     case_dir: &Path,
     policies: Option<&PolicySpec>,
     verbose: bool,
-    coverage: &mut Coverage,
+    coverage: &mut RuleCoverage,
     details: &mut Vec<String>,
 ) -> Outcome {
     let case_name = display_path(case_dir, cwd);
@@ -525,13 +525,13 @@ fn prepare(
     case_dir: &Path,
     case_name: &str,
     policies: Option<&PolicySpec>,
-) -> Result<Prepared, InputError> {
+) -> Result<Prepared, GateError> {
     let case_source = SourceFile::read(
         &case_dir.join(CASE_FILE),
         format!("{case_name}/{CASE_FILE}"),
     )?;
     let case: CaseFile = toml::from_str(&case_source.text).map_err(|e| {
-        let err = InputError::new(&case_source.name, e.message().to_string());
+        let err = GateError::new(&case_source.name, e.message().to_string());
         let err = match e.span() {
             Some(span) => err.at(&case_source, span, "here"),
             None => err,
@@ -539,7 +539,7 @@ fn prepare(
         err.with_help("see the fixture format in docs/policies.md")
     })?;
     let case_err = |message: String| {
-        InputError::new(&case_source.name, message)
+        GateError::new(&case_source.name, message)
             .with_help("see the fixture format in docs/policies.md")
     };
     for omitted in &case.omit {
@@ -654,7 +654,7 @@ fn find_input(
     omitted: bool,
     case_name: &str,
     input: &str,
-) -> Result<Option<PathBuf>, InputError> {
+) -> Result<Option<PathBuf>, GateError> {
     for dir in case_dir.ancestors() {
         let present: Vec<PathBuf> = names
             .iter()
@@ -671,7 +671,7 @@ fn find_input(
                         .into_owned()
                 })
                 .collect();
-            return Err(InputError::new(
+            return Err(GateError::new(
                 case_name,
                 format!(
                     "two files give `{input}` in one folder ({}): keep one",
@@ -681,7 +681,7 @@ fn find_input(
         }
         if let Some(path) = present.into_iter().next() {
             if omitted && dir == case_dir {
-                return Err(InputError::new(
+                return Err(GateError::new(
                     case_name,
                     format!(
                         "omits `{input}` but its folder has {}",
@@ -708,7 +708,7 @@ fn load_config(
     case: &CaseFile,
     case_source: &Source,
     cwd: &Path,
-) -> Result<Config, InputError> {
+) -> Result<Config, GateError> {
     let mut inherited: Option<(PathBuf, Source)> = None;
     for dir in case_dir.ancestors() {
         let path = dir.join(CONFIG_FILE);
@@ -734,7 +734,7 @@ fn load_config(
             let mut table = match inherited {
                 Some((dir, source)) => {
                     let mut table: toml::Table = toml::from_str(&source.text).map_err(|e| {
-                        let err = InputError::new(&source.name, e.message().to_string());
+                        let err = GateError::new(&source.name, e.message().to_string());
                         match e.span() {
                             Some(span) => err.at(source, span, "here"),
                             None => err,
@@ -749,7 +749,7 @@ fn load_config(
                 merge(&mut table, inline.clone());
             }
             let text = toml::to_string(&table).map_err(|e| {
-                InputError::new(&case_source.name, format!("[config] cannot be merged: {e}"))
+                GateError::new(&case_source.name, format!("[config] cannot be merged: {e}"))
             })?;
             let mut name = format!("{case_name}/{CASE_FILE} [config]");
             if let Some((_, source)) = inherited {

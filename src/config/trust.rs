@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use super::tree::FileTree;
+use super::file_tree::FileTree;
 use super::{display_path, Config, PolicySpec};
 
 /// A gate file the working tree changed, and whether the trusted commit has it.

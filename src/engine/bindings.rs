@@ -5,12 +5,12 @@ use rhai::{Array, Dynamic, Engine, EvalAltResult, ImmutableString, Map, Position
 
 use std::sync::Arc;
 
+use crate::document::{InlineString, Node, Value};
 use crate::inputs::ids::{self, IdSet};
 use crate::inputs::junit::Results;
 use crate::inputs::ledger::Entry;
 use crate::inputs::owners::Owners;
 use crate::inputs::samples::Samples;
-use crate::inputs::tree::{Node, Text, Value};
 
 /// A calendar date. Compare with `<`, `==`...; `a - b` is days; `d + n` adds days.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -555,7 +555,7 @@ pub fn to_dynamic(node: &Node) -> Dynamic {
 }
 
 /// The fields of a document map as a Rhai map.
-pub fn to_map<'a>(fields: impl IntoIterator<Item = &'a (Text, Node)>) -> Map {
+pub fn to_map<'a>(fields: impl IntoIterator<Item = &'a (InlineString, Node)>) -> Map {
     fields
         .into_iter()
         .map(|(key, value)| (key.as_str().into(), to_dynamic(value)))

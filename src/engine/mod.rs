@@ -16,10 +16,10 @@ use rustc_hash::FxHashMap;
 use rhai::{Dynamic, Engine, EvalAltResult, Map, NativeCallContext, Position, Scope};
 
 use crate::config::Limits;
-use crate::error::InputError;
+use crate::document::{Node, Value};
+use crate::error::GateError;
 use crate::inputs::ids::IdSet;
 use crate::inputs::owners::Owners;
-use crate::inputs::tree::{Node, Value};
 use crate::inputs::{Deferred, Facts, INPUTS};
 use policy::{Pack, PolicyDirResolver, Script};
 use selection::Selection;
@@ -322,7 +322,7 @@ impl ScriptEngine {
         facts: &Facts,
         params: Option<&Node>,
         selection: &Selection,
-    ) -> Result<Evaluation, InputError> {
+    ) -> Result<Evaluation, GateError> {
         let mut evaluation = Evaluation::default();
         check_string_sizes(facts, &self.limits)?;
         let ledger = ledger_value(facts);
@@ -760,7 +760,7 @@ fn register_report(engine: &mut Engine) {
 
 /// A ledger string longer than scripts may hold is an input error naming the value,
 /// not a script failure far from its cause.
-fn check_string_sizes(facts: &Facts, limits: &Limits) -> Result<(), InputError> {
+fn check_string_sizes(facts: &Facts, limits: &Limits) -> Result<(), GateError> {
     fn walk(node: &Node, limit: usize) -> Option<&Node> {
         match &node.value {
             Value::Str(s) if s.len() > limit => Some(node),
@@ -781,7 +781,7 @@ fn check_string_sizes(facts: &Facts, limits: &Limits) -> Result<(), InputError> 
         None => Ok(()),
         Some(node) => {
             let len = node.span.len();
-            Err(InputError::new(
+            Err(GateError::new(
                 &source.name,
                 format!(
                     "holds a {len}-byte string, over the {}-byte limit for values scripts see",
@@ -877,7 +877,7 @@ fn script_error(
     err: &EvalAltResult,
     limits: &Limits,
     modules: &Mutex<HashMap<String, crate::source::Source>>,
-) -> InputError {
+) -> GateError {
     let (message, help) = match err.unwrap_inner() {
         EvalAltResult::ErrorTerminated(..) => (
             format!("script ran longer than its wall-time limit ({} ms)", limits.wall_time_ms),
@@ -910,7 +910,7 @@ fn script_error(
         }
         None => (script.name.as_str(), &script.source, err.position()),
     };
-    let mut error = InputError::new(name, message);
+    let mut error = GateError::script(name, message);
     if !pos.is_none() {
         let at = policy::position_offset(source, pos);
         let end = source.text[at..]

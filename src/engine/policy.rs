@@ -7,7 +7,7 @@ use std::path::{Component, Path, PathBuf};
 use rhai::{Dynamic, Engine, EvalAltResult, Module, Position, Scope, AST};
 
 use crate::config::PolicySpec;
-use crate::error::InputError;
+use crate::error::GateError;
 use crate::source::{Source, SourceFile};
 
 /// The default pack, compiled into the binary so a patch cannot edit it.
@@ -26,6 +26,7 @@ pub const BUILTIN: [(&str, &str); 5] = [
 ];
 
 include!(concat!(env!("OUT_DIR"), "/pack_tests.rs"));
+include!(concat!(env!("OUT_DIR"), "/pack_docs.rs"));
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -55,7 +56,8 @@ pub struct RuleMeta {
     /// the core and `--select` ask for instead of code prefixes. Default: the script's
     /// file stem.
     pub category: String,
-    /// The longer explanation `explain` prints: why the rule matters, a violation, its fix.
+    /// The longer explanation `explain` prints (why the rule matters, a violation, its
+    /// fix) when the script's `RULES` gives one; see [`Pack::doc`] for where else it is.
     pub doc: Option<String>,
     /// The inputs the rule reads (`needs: ["collected"]`); `None` when the script does
     /// not say, and then the rule counts as evaluated only when its script ran to its end.
@@ -72,7 +74,7 @@ pub fn input_missing_rule() -> RuleMeta {
         help: "Pass the flag named in the message (or set it in config); a gate never passes by having less to look at.".into(),
         policy: CORE_POLICY.into(),
         category: CORE_CATEGORY.into(),
-        doc: Some(INPUT_MISSING_DOC.into()),
+        doc: None,
         needs: Some(Vec::new()),
     }
 }
@@ -88,7 +90,7 @@ pub fn gate_modified_rule() -> RuleMeta {
         help: "Land gate changes (config, policies, owners file) in their own reviewed change; a patch is always judged by the gate of the trusted ref.".into(),
         policy: CORE_POLICY.into(),
         category: CORE_CATEGORY.into(),
-        doc: Some(GATE_MODIFIED_DOC.into()),
+        doc: None,
         needs: Some(vec!["trusted_ref".into()]),
     }
 }
@@ -102,23 +104,6 @@ pub const GATE_MODIFIED: &str = "FZ501";
 
 /// The category of the rules the core itself reports.
 pub const CORE_CATEGORY: &str = "core";
-
-const INPUT_MISSING_DOC: &str = "\
-A rule that cannot see its input would pass by looking at nothing, so the core reports the
-input as missing instead.
-
-Example: FZ201 needs the collection, and `check` ran without `--collected`, `--collect` or
-`--run`.
-
-Fix: pass the flag the message names (or set its key in config).";
-
-const GATE_MODIFIED_DOC: &str = "\
-A patch must not loosen the gate that judges it. Under `--trusted-ref`, config, policies and
-the owners file are read from the trusted ref, and each file the patch changed is reported.
-
-Example: a patch raises `max_window_days` in freezegate.toml and adds a freeze of 60 days.
-
-Fix: land the gate change in its own reviewed change first.";
 
 #[derive(Debug)]
 pub struct Script {
@@ -144,6 +129,21 @@ impl Pack {
     pub fn script(&self, name: &str) -> Option<&Script> {
         self.scripts.iter().find(|s| s.name == name)
     }
+
+    /// A rule's longer doc: its `RULES` entry's `doc`, else, for the default pack and the
+    /// core, `policies/docs/<CODE>.md` (kept out of the scripts, so that no check pays
+    /// for parsing prose only `explain` prints).
+    pub fn doc<'r>(&self, rule: &'r RuleMeta) -> Option<&'r str> {
+        if let Some(doc) = &rule.doc {
+            return Some(doc);
+        }
+        let builtin = rule.policy == CORE_POLICY || rule.policy.starts_with("builtin:");
+        let file = format!("{}.md", rule.code);
+        PACK_DOCS
+            .iter()
+            .find(|(name, _)| builtin && *name == file)
+            .map(|(_, text)| text.trim_end())
+    }
 }
 
 /// Loads every policy source; two scripts declaring one code is a load error.
@@ -152,7 +152,7 @@ pub fn load(
     specs: &[PolicySpec],
     repo_root: &Path,
     tree: &crate::config::FileTree,
-) -> Result<Pack, InputError> {
+) -> Result<Pack, GateError> {
     let mut scripts = Vec::new();
     for spec in specs {
         match spec {
@@ -167,7 +167,7 @@ pub fn load(
                 let files: Vec<PathBuf> = tree
                     .list(path)?
                     .ok_or_else(|| {
-                        InputError::new(name, "is not a directory").with_help(
+                        GateError::new(name, "is not a directory").with_help(
                             "`policies` lists \"builtin\" and/or directories of *.rhai scripts",
                         )
                     })?
@@ -188,7 +188,7 @@ pub fn load(
                     };
                     let source = tree
                         .read(&file, &shown)?
-                        .ok_or_else(|| InputError::new(&shown, "is not a readable file"))?;
+                        .ok_or_else(|| GateError::new(&shown, "is not a readable file"))?;
                     scripts.extend(compile(engine, shown, source)?);
                 }
             }
@@ -203,7 +203,7 @@ pub fn load(
         for rule in &script.rules {
             if let Some(first) = declared.insert(rule.code.clone(), script.name.clone()) {
                 let at = script.source.text.find(&rule.code).unwrap_or(0);
-                return Err(InputError::new(
+                return Err(GateError::script(
                     &script.name,
                     format!("declares rule {} which {first} already declares", rule.code),
                 )
@@ -217,7 +217,7 @@ pub fn load(
 }
 
 /// Compiles a script; one without a `RULES` constant is a helper module (only imported).
-fn compile(engine: &Engine, name: String, source: Source) -> Result<Option<Script>, InputError> {
+fn compile(engine: &Engine, name: String, source: Source) -> Result<Option<Script>, GateError> {
     let mut ast = engine
         .compile(&source.text)
         .map_err(|e| script_parse_error(&source, &e))?;
@@ -238,7 +238,7 @@ fn compile(engine: &Engine, name: String, source: Source) -> Result<Option<Scrip
         if let Some(line) = declared {
             let at = line.as_ptr() as usize - source.text.as_ptr() as usize;
             let at = at + line.find("RULES").unwrap_or(0);
-            return Err(InputError::new(
+            return Err(GateError::script(
                 &name,
                 "`RULES` must be a top-level `const` holding only literal values",
             )
@@ -255,9 +255,9 @@ fn compile(engine: &Engine, name: String, source: Source) -> Result<Option<Scrip
     }))
 }
 
-pub fn script_parse_error(source: &Source, err: &rhai::ParseError) -> InputError {
+pub fn script_parse_error(source: &Source, err: &rhai::ParseError) -> GateError {
     let at = position_offset(source, err.position());
-    InputError::new(
+    GateError::script(
         &source.name,
         format!("script does not parse: {}", err.err_type()),
     )
@@ -272,10 +272,10 @@ pub fn position_offset(source: &Source, pos: Position) -> usize {
     }
 }
 
-fn read_rules(name: &str, source: &Source, value: Dynamic) -> Result<Vec<RuleMeta>, InputError> {
+fn read_rules(name: &str, source: &Source, value: Dynamic) -> Result<Vec<RuleMeta>, GateError> {
     let at = source.text.find("RULES").unwrap_or(0);
     let err = |message: String| {
-        InputError::new(name, message)
+        GateError::script(name, message)
             .at(source, at..at + 5, "in this RULES table")
             .with_help("each rule is CODE: #{ name: \"kebab-name\", severity: \"error\"|\"warn\", summary: \"...\", help: \"...\" }")
     };
@@ -293,7 +293,7 @@ fn read_rules(name: &str, source: &Source, value: Dynamic) -> Result<Vec<RuleMet
         let Some(meta) = meta.try_cast::<rhai::Map>() else {
             return Err(err(format!("{code}: metadata must be a map")));
         };
-        let field = |key: &str| -> Result<String, InputError> {
+        let field = |key: &str| -> Result<String, GateError> {
             match meta.get(key).and_then(|v| v.clone().into_string().ok()) {
                 Some(s) if !s.trim().is_empty() => Ok(s),
                 _ => Err(err(format!("{code}: `{key}` must be a non-empty string"))),
@@ -334,7 +334,7 @@ fn read_rules(name: &str, source: &Source, value: Dynamic) -> Result<Vec<RuleMet
                 Some(needs)
             }
         };
-        let optional = |key: &str| -> Result<Option<String>, InputError> {
+        let optional = |key: &str| -> Result<Option<String>, GateError> {
             match meta.get(key) {
                 None => Ok(None),
                 Some(_) => field(key).map(Some),
@@ -472,5 +472,32 @@ impl rhai::ModuleResolver for PolicyDirResolver {
         let module = Module::eval_ast_as_new(Scope::new(), &ast, engine)
             .map_err(|e| Box::new(EvalAltResult::ErrorInModule(shown.clone(), e, pos)))?;
         Ok(module.into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_rule_has_a_doc_and_every_doc_file_a_rule() {
+        let engine = Engine::new();
+        let pack = load(
+            &engine,
+            &[PolicySpec::Builtin],
+            Path::new("."),
+            &crate::config::FileTree::WorkTree,
+        )
+        .unwrap();
+        for (file, text) in PACK_DOCS {
+            let code = file.strip_suffix(".md").unwrap_or(file);
+            let rule = pack
+                .rule(code)
+                .unwrap_or_else(|| panic!("{file}: no rule {code}"));
+            assert_eq!(pack.doc(rule), Some(text.trim_end()), "{file}");
+        }
+        for rule in &pack.rules {
+            assert!(pack.doc(rule).is_some(), "{} has no doc", rule.code);
+        }
     }
 }

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use crate::config::{Config, RuleSetting};
 use crate::engine::policy::{Pack, Severity};
-use crate::error::InputError;
+use crate::error::GateError;
 
 #[derive(Debug, Clone, Default)]
 pub struct Selection {
@@ -34,10 +34,10 @@ impl Selection {
         config: &Config,
         select: &[String],
         ignore: &[String],
-    ) -> Result<Selection, InputError> {
+    ) -> Result<Selection, GateError> {
         for prefix in select.iter().chain(ignore) {
             if !pack.rules.iter().any(|r| matches(r, prefix)) {
-                return Err(InputError::usage(format!(
+                return Err(GateError::usage(format!(
                     "`{prefix}` matches no loaded rule (see `freezegate rules`)"
                 )));
             }
@@ -56,7 +56,7 @@ impl Selection {
                             .source
                             .as_ref()
                             .expect("rules come from a config file");
-                        return Err(InputError::new(&source.name, "FZ001 (input-missing) cannot be turned off")
+                        return Err(GateError::new(&source.name, "FZ001 (input-missing) cannot be turned off")
                             .at(source, span.clone(), "here")
                             .with_help("a gate never passes by having less to look at; give the missing input instead"));
                     }
@@ -81,7 +81,7 @@ impl Selection {
                     .source
                     .as_ref()
                     .expect("rules come from a config file");
-                return Err(InputError::new(
+                return Err(GateError::new(
                     &source.name,
                     format!("[rules] names `{code}`, which no loaded policy declares"),
                 )
@@ -94,7 +94,7 @@ impl Selection {
             core: core_codes(pack),
         };
         if selection.count() == 0 {
-            return Err(InputError::usage(
+            return Err(GateError::usage(
                 "no rule is enabled: a gate that checks nothing never passes (check --select/--ignore and [rules])",
             ));
         }

@@ -8,7 +8,7 @@ use crate::cli::FactArgs;
 use crate::commands::cli_input;
 use crate::config::{Config, FileTree};
 use crate::engine::bindings::Date;
-use crate::error::InputError;
+use crate::error::GateError;
 use crate::inputs::coverage::Coverage;
 use crate::inputs::ids::{self, IdSet};
 use crate::inputs::junit::Results;
@@ -18,7 +18,7 @@ use crate::inputs::samples::Samples;
 use crate::inputs::{merge, read_merged, tools, Deferred, Facts, InputPath};
 
 /// Loads every input that was given; inputs not given stay `None` for `require`.
-pub fn gather(cwd: &Path, config: &Config, args: &FactArgs) -> Result<Facts, InputError> {
+pub fn gather(cwd: &Path, config: &Config, args: &FactArgs) -> Result<Facts, GateError> {
     let (facts, loading) = start_loading(cwd, config, args)?.with_ledger(cwd, config, args)?;
     loading.finish()?;
     Ok(facts)
@@ -26,7 +26,7 @@ pub fn gather(cwd: &Path, config: &Config, args: &FactArgs) -> Result<Facts, Inp
 
 /// The skip baseline, from the tree config came from (the trusted ref's under
 /// `--trusted-ref`: a patch cannot baseline its own skip); empty when there is none.
-fn load_baseline(config: &Config) -> Result<crate::inputs::baseline::Baseline, InputError> {
+fn load_baseline(config: &Config) -> Result<crate::inputs::baseline::Baseline, GateError> {
     let name = crate::config::display_path(&config.skip_baseline, &config.repo_root);
     match config.tree.read(&config.skip_baseline, &name)? {
         Some(source) => crate::inputs::baseline::Baseline::parse(&source),
@@ -42,7 +42,7 @@ fn base_ledger(
     config: &Config,
     args: &FactArgs,
     ledger: &Ledger,
-) -> Result<Option<Option<Ledger>>, InputError> {
+) -> Result<Option<Option<Ledger>>, GateError> {
     if let Some(path) = &args.base_ledger {
         let input = cli_input(cwd, path, &config.repo_root);
         return Ledger::load(&input.path, &input.name).map(|l| Some(Some(l)));
@@ -134,11 +134,7 @@ pub struct Gathering {
 /// Starts loading every input but the ledger, so that they load while the pack compiles
 /// and the ledger is read, and rules start as soon as those are done; a script that reads
 /// an input still loading waits for it. [`Loading::finish`] reports the first input error.
-pub fn start_loading(
-    cwd: &Path,
-    config: &Config,
-    args: &FactArgs,
-) -> Result<Gathering, InputError> {
+pub fn start_loading(cwd: &Path, config: &Config, args: &FactArgs) -> Result<Gathering, GateError> {
     let repo_root = &config.repo_root;
     let input = |p: &Path| cli_input(cwd, p, repo_root);
     let inputs =
@@ -147,7 +143,7 @@ pub fn start_loading(
         Some(text) => {
             Date::parse(text)
                 .ok_or_else(|| {
-                    InputError::usage(format!(
+                    GateError::usage(format!(
                         "--today `{text}` is not a real date in YYYY-MM-DD form"
                     ))
                 })?
@@ -179,7 +175,7 @@ pub fn start_loading(
     fn from_runs<T: Send + Sync + 'static>(
         runs: &Deferred<Runs>,
         part: fn(&Runs) -> T,
-    ) -> impl FnOnce() -> Result<Option<T>, InputError> + Send + 'static {
+    ) -> impl FnOnce() -> Result<Option<T>, GateError> + Send + 'static {
         let runs = runs.clone();
         move || Ok(runs.get().map(part))
     }
@@ -342,7 +338,7 @@ impl Gathering {
         cwd: &Path,
         config: &Config,
         args: &FactArgs,
-    ) -> Result<(Facts, Loading), InputError> {
+    ) -> Result<(Facts, Loading), GateError> {
         let repo_root = &config.repo_root;
         let ledger_path = match &args.ledger {
             Some(path) => cli_input(cwd, path, repo_root),
@@ -352,7 +348,7 @@ impl Gathering {
             },
         };
         let mut ledger = Ledger::load(&ledger_path.path, &ledger_path.name).map_err(|e| {
-            if e.message == "not found" {
+            if e.kind() == crate::error::Kind::Missing {
                 e.with_help(
                     "create one with `freezegate init`, or point --ledger / `ledger` in config at it",
                 )

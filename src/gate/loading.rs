@@ -4,7 +4,7 @@ use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
-use crate::error::InputError;
+use crate::error::GateError;
 use crate::inputs::Deferred;
 
 /// The loaders of one [`crate::inputs::Facts`], as a [`Plan`] lays them out.
@@ -34,11 +34,11 @@ pub enum Plan {
 }
 
 enum Loader {
-    Thread(JoinHandle<Result<(), InputError>>),
-    Done(Result<(), InputError>),
+    Thread(JoinHandle<Result<(), GateError>>),
+    Done(Result<(), GateError>),
 }
 
-type LoadTask = Box<dyn FnOnce() -> Result<(), InputError> + Send>;
+type LoadTask = Box<dyn FnOnce() -> Result<(), GateError> + Send>;
 
 /// How big an input may get: whether it deserves a thread of its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,7 +82,7 @@ impl Loading {
         name: &'static str,
         size: Size,
         given: bool,
-        load: impl FnOnce() -> Result<Option<T>, InputError> + Send + 'static,
+        load: impl FnOnce() -> Result<Option<T>, GateError> + Send + 'static,
     ) -> Deferred<T> {
         struct SetOnExit<T>(Arc<OnceLock<Option<T>>>);
         impl<T> Drop for SetOnExit<T> {
@@ -137,7 +137,7 @@ impl Loading {
 
     /// Waits for every loader; the first input error (in the order they were started)
     /// wins over anything the rules concluded meanwhile. A loader's panic is re-raised.
-    pub fn finish(mut self) -> Result<(), InputError> {
+    pub fn finish(mut self) -> Result<(), GateError> {
         self.start_small();
         first_error(self.loaders.into_iter().map(|loader| {
             match loader {
@@ -151,7 +151,7 @@ impl Loading {
 }
 
 /// The first error among `results`, all of which are taken (each load runs to its end).
-fn first_error(results: impl Iterator<Item = Result<(), InputError>>) -> Result<(), InputError> {
+fn first_error(results: impl Iterator<Item = Result<(), GateError>>) -> Result<(), GateError> {
     let mut first = Ok(());
     for result in results {
         if first.is_ok() {

@@ -20,7 +20,7 @@ use crate::config::{Config, PolicySpec};
 use crate::engine::policy::{self, PolicyDirResolver};
 use crate::engine::selection::Selection;
 use crate::engine::{RawReport, ScriptEngine};
-use crate::error::InputError;
+use crate::error::GateError;
 use crate::inputs::ids::IdSet;
 use crate::inputs::ledger::Ledger;
 use crate::inputs::samples::Samples;
@@ -60,7 +60,7 @@ pub fn check(
     cwd: &Path,
     config_path: Option<&Path>,
     args: &CheckArgs,
-) -> Result<Checked, InputError> {
+) -> Result<Checked, GateError> {
     let started = Instant::now();
     let (config, trusted) = match &args.trusted_ref {
         Some(rev) => {
@@ -142,11 +142,11 @@ pub struct Gate {
 }
 
 impl Gate {
-    pub fn load(cwd: &Path, config_path: Option<&Path>) -> Result<Gate, InputError> {
+    pub fn load(cwd: &Path, config_path: Option<&Path>) -> Result<Gate, GateError> {
         Self::with_config(Config::discover(cwd, config_path)?)
     }
 
-    pub fn with_config(config: Config) -> Result<Gate, InputError> {
+    pub fn with_config(config: Config) -> Result<Gate, GateError> {
         let resolver = PolicyDirResolver {
             dirs: config
                 .policies
@@ -183,7 +183,7 @@ pub fn judge(
     gate: &Gate,
     facts: &Facts,
     selection: &Selection,
-) -> Result<(crate::engine::Evaluation, Report), InputError> {
+) -> Result<(crate::engine::Evaluation, Report), GateError> {
     let mut evaluation =
         gate.engine
             .evaluate(&gate.pack, facts, gate.config.params.as_ref(), selection)?;
@@ -225,7 +225,7 @@ fn sample_rows(ledger: &Ledger, samples: &Samples) -> Vec<crate::report::SampleR
 }
 
 /// A run in which no rule of the selection ran checked nothing: exit 2, never a pass.
-fn require_evaluated(report: &Report) -> Result<(), InputError> {
+fn require_evaluated(report: &Report) -> Result<(), GateError> {
     let pack_rules = || {
         report
             .rules
@@ -242,7 +242,7 @@ fn require_evaluated(report: &Report) -> Result<(), InputError> {
             .to_string(),
         false => missing.join("; "),
     };
-    Err(InputError::usage(format!(
+    Err(GateError::usage(format!(
         "no selected rule was evaluated ({}): {why}",
         crate::words::join_and(&codes)
     ))

@@ -2,8 +2,8 @@
 //! collection skips a repository already had when it adopted the gate, each reviewed
 //! once. A skip the ledger does not derive and the baseline does not hold is FZ601.
 
-use crate::error::InputError;
-use crate::inputs::tree::{self, Format, Node, Value};
+use crate::document::{self, Format, Node, Value};
+use crate::error::GateError;
 use crate::source::Source;
 
 pub const VERSION: i64 = 1;
@@ -29,10 +29,10 @@ pub struct Baseline {
 
 impl Baseline {
     /// The baseline in `source`; every entry needs a `test_id` and a known `kind`.
-    pub fn parse(source: &Source) -> Result<Baseline, InputError> {
-        let root = tree::parse(source, Format::Json)?;
+    pub fn parse(source: &Source) -> Result<Baseline, GateError> {
+        let root = document::parse(source, Format::Json)?;
         let bad = |node: &Node, message: String| {
-            InputError::new(&source.name, message).at(source, node.span.clone(), "here")
+            GateError::new(&source.name, message).at(source, node.span.clone(), "here")
         };
         match root.get("version").map(|n| &n.value) {
             Some(Value::Int(VERSION)) => {}
@@ -98,7 +98,7 @@ mod tests {
     use super::*;
     use crate::source::SourceFile;
 
-    fn parse(text: &str) -> Result<Baseline, InputError> {
+    fn parse(text: &str) -> Result<Baseline, GateError> {
         Baseline::parse(&SourceFile::new("b.json", "b.json", text))
     }
 

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
-use crate::error::InputError;
+use crate::error::GateError;
 use crate::inputs::ids::strip_params;
 use crate::inputs::InputPath;
 use crate::source::Source;
@@ -45,7 +45,7 @@ struct Inner {
 
 /// What one comparison of a test with its deposit found.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Deposit {
+pub struct UniqueCoverage {
     /// Lines the test covered that no other test covers (tests in `by` do not count
     /// as others).
     pub at_stake: Vec<u32>,
@@ -55,7 +55,7 @@ pub struct Deposit {
 
 impl Coverage {
     /// Loads and merges every `--coverage` file; `None` when none was given.
-    pub fn load(paths: &[InputPath]) -> Result<Option<Coverage>, InputError> {
+    pub fn load(paths: &[InputPath]) -> Result<Option<Coverage>, GateError> {
         if paths.is_empty() {
             return Ok(None);
         }
@@ -68,7 +68,7 @@ impl Coverage {
     }
 
     /// One report's text (for tests and benchmarks).
-    pub fn parse(sources: &[Source]) -> Result<Coverage, InputError> {
+    pub fn parse(sources: &[Source]) -> Result<Coverage, GateError> {
         let mut builder = Builder::default();
         for source in sources {
             builder.read(source)?;
@@ -181,7 +181,7 @@ impl Coverage {
 
     /// The lines only `of` ran, not counting the tests `by` as others, and how many of
     /// them `by` covers together.
-    pub fn deposit<S: AsRef<str>>(&self, of: &str, by: &[S]) -> Deposit {
+    pub fn deposit<S: AsRef<str>>(&self, of: &str, by: &[S]) -> UniqueCoverage {
         let of_tests = match self.shared_context(of) {
             Some(_) => Vec::new(),
             None => self.resolve(of),
@@ -189,7 +189,7 @@ impl Coverage {
         let by_tests = self.resolve_all(by);
         let of_lines = self.union(&of_tests);
         if of_lines.is_empty() {
-            return Deposit {
+            return UniqueCoverage {
                 at_stake: Vec::new(),
                 covered: 0,
             };
@@ -220,7 +220,7 @@ impl Coverage {
             .iter()
             .filter(|line| by_lines.binary_search(line).is_ok())
             .count();
-        Deposit { at_stake, covered }
+        UniqueCoverage { at_stake, covered }
     }
 
     /// Up to `n` of the lines at stake that `by` does not cover, as `file:line`, in
@@ -246,7 +246,7 @@ impl Coverage {
     }
 }
 
-impl Deposit {
+impl UniqueCoverage {
     /// The share of the lines at stake that the deposit covers; 1.0 when nothing is at
     /// stake.
     pub fn share(&self) -> f64 {
@@ -304,7 +304,7 @@ struct Builder {
 }
 
 impl Builder {
-    fn read(&mut self, source: &Source) -> Result<(), InputError> {
+    fn read(&mut self, source: &Source) -> Result<(), GateError> {
         let mut de = serde_json::Deserializer::from_str(&source.text);
         let mut found = Found::default();
         let result = ReportSeed {
@@ -315,7 +315,7 @@ impl Builder {
         .and_then(|()| de.end());
         if let Err(e) = result {
             let message = crate::error::json_message(&e);
-            let err = InputError::new(&source.name, message);
+            let err = GateError::new(&source.name, message);
             return Err(match source.json_error_span(&e) {
                 None => err,
                 Some(span) => err.at(source, span, "here"),
@@ -323,21 +323,21 @@ impl Builder {
             .with_help(HELP));
         }
         if !found.files {
-            return Err(InputError::new(
+            return Err(GateError::new(
                 &source.name,
                 "is not a coverage.py JSON report (no `files` table)",
             )
             .with_help(HELP));
         }
         if found.files_without_contexts > 0 && found.test_contexts == 0 {
-            return Err(InputError::new(
+            return Err(GateError::new(
                 &source.name,
                 "has no per-line contexts: it was written without `--show-contexts`",
             )
             .with_help(HELP));
         }
         if found.test_contexts == 0 && found.lines > 0 {
-            return Err(InputError::new(
+            return Err(GateError::new(
                 &source.name,
                 "records no test contexts (every line ran outside a test): the run did not record contexts",
             )
@@ -429,24 +429,24 @@ struct Found {
 }
 
 /// A string borrowed from the input when it has no escapes.
-struct Text<'de>(Cow<'de, str>);
+struct BorrowedStr<'de>(Cow<'de, str>);
 
-impl<'de> de::Deserialize<'de> for Text<'de> {
+impl<'de> de::Deserialize<'de> for BorrowedStr<'de> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         struct V;
         impl<'de> Visitor<'de> for V {
-            type Value = Text<'de>;
+            type Value = BorrowedStr<'de>;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("a string")
             }
-            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Text<'de>, E> {
-                Ok(Text(Cow::Borrowed(v)))
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<BorrowedStr<'de>, E> {
+                Ok(BorrowedStr(Cow::Borrowed(v)))
             }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Text<'de>, E> {
-                Ok(Text(Cow::Owned(v.to_string())))
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<BorrowedStr<'de>, E> {
+                Ok(BorrowedStr(Cow::Owned(v.to_string())))
             }
-            fn visit_string<E: de::Error>(self, v: String) -> Result<Text<'de>, E> {
-                Ok(Text(Cow::Owned(v)))
+            fn visit_string<E: de::Error>(self, v: String) -> Result<BorrowedStr<'de>, E> {
+                Ok(BorrowedStr(Cow::Owned(v)))
             }
         }
         deserializer.deserialize_str(V)
@@ -471,7 +471,7 @@ impl<'de> Visitor<'de> for ReportSeed<'_> {
         f.write_str("a coverage.py JSON report (an object with `meta` and `files`)")
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        while let Some(key) = map.next_key::<Text>()? {
+        while let Some(key) = map.next_key::<BorrowedStr>()? {
             if key.0 == "files" {
                 self.found.files = true;
                 map.next_value_seed(FilesSeed {
@@ -504,7 +504,7 @@ impl<'de> Visitor<'de> for FilesSeed<'_> {
         f.write_str("`files`: an object of file paths")
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        while let Some(path) = map.next_key::<Text>()? {
+        while let Some(path) = map.next_key::<BorrowedStr>()? {
             let file = self.builder.file(&path.0);
             map.next_value_seed(FileSeed {
                 builder: &mut *self.builder,
@@ -536,7 +536,7 @@ impl<'de> Visitor<'de> for FileSeed<'_> {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let mut saw_contexts = false;
-        while let Some(key) = map.next_key::<Text>()? {
+        while let Some(key) = map.next_key::<BorrowedStr>()? {
             // Only the file's own `contexts`: `functions` and `classes` repeat them.
             if key.0 == "contexts" {
                 saw_contexts = true;
@@ -575,7 +575,7 @@ impl<'de> Visitor<'de> for ContextsSeed<'_> {
         f.write_str("`contexts`: an object of line numbers to context lists")
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        while let Some(key) = map.next_key::<Text>()? {
+        while let Some(key) = map.next_key::<BorrowedStr>()? {
             // Line 0 is real: coverage.py gives it to an empty module's import.
             let number: u32 = key.0.parse().map_err(|_| {
                 de::Error::custom(format!("`contexts` key `{}` is not a line number", key.0))
@@ -611,7 +611,7 @@ impl<'de> Visitor<'de> for LineSeed<'_> {
         f.write_str("a list of context names")
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        while let Some(context) = seq.next_element::<Text>()? {
+        while let Some(context) = seq.next_element::<BorrowedStr>()? {
             if let Some(t) = self.builder.test(&context.0) {
                 self.found.test_contexts += 1;
                 self.builder.test_lines[t as usize].push(self.line);

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use quick_xml::events::Event;
 use quick_xml::Reader;
 
-use crate::error::InputError;
+use crate::error::GateError;
 use crate::inputs::ids::strip_params;
 use crate::source::Source;
 
@@ -51,7 +51,7 @@ pub struct Results {
 }
 
 impl Results {
-    pub fn load(sources: &[Source]) -> Result<Results, InputError> {
+    pub fn load(sources: &[Source]) -> Result<Results, GateError> {
         let mut results = Results::default();
         for source in sources {
             results.read(source)?;
@@ -97,14 +97,14 @@ impl Results {
         self.len() == 0
     }
 
-    fn read(&mut self, source: &Source) -> Result<(), InputError> {
+    fn read(&mut self, source: &Source) -> Result<(), GateError> {
         let mut reader = Reader::from_str(&source.text);
         let mut current: Option<((String, String), Option<String>, Outcome)> = None;
         let mut saw_suite = false;
         loop {
             let position = reader.buffer_position() as usize;
             let event = reader.read_event().map_err(|e| {
-                InputError::new(&source.name, format!("is not valid JUnit XML: {e}")).at(
+                GateError::new(&source.name, format!("is not valid JUnit XML: {e}")).at(
                     source,
                     position..position,
                     "here",
@@ -121,7 +121,7 @@ impl Results {
                         let value = attr
                             .unescape_value()
                             .map_err(|e| {
-                                InputError::new(&source.name, format!("bad attribute: {e}"))
+                                GateError::new(&source.name, format!("bad attribute: {e}"))
                             })?
                             .into_owned();
                         match attr.key.as_ref() {
@@ -132,7 +132,7 @@ impl Results {
                         }
                     }
                     let Some(name) = name else {
-                        return Err(InputError::new(
+                        return Err(GateError::new(
                             &source.name,
                             "has a <testcase> without `name`",
                         )
@@ -171,7 +171,7 @@ impl Results {
         }
         if !saw_suite {
             return Err(
-                InputError::new(&source.name, "is not a JUnit report (no <testsuite>)")
+                GateError::new(&source.name, "is not a JUnit report (no <testsuite>)")
                     .with_help("pass the file pytest wrote with --junitxml"),
             );
         }

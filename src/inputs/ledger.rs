@@ -2,8 +2,8 @@
 
 use std::path::Path;
 
-use crate::error::InputError;
-use crate::inputs::tree::{self, Format, Node, Value};
+use crate::document::{self, Format, Node, Value};
+use crate::error::GateError;
 use crate::source::{Source, SourceFile, Span};
 
 pub const SCHEMA: i64 = 1;
@@ -96,19 +96,19 @@ impl Entry {
 }
 
 impl Ledger {
-    pub fn load(path: &Path, name: &str) -> Result<Ledger, InputError> {
+    pub fn load(path: &Path, name: &str) -> Result<Ledger, GateError> {
         let format = Format::from_path(path).ok_or_else(|| {
-            InputError::new(name, "has an unknown extension")
+            GateError::new(name, "has an unknown extension")
                 .with_help("a ledger is .json, .yaml, .yml or .toml")
         })?;
         let source = SourceFile::read(path, name)?;
         Self::parse(source, format)
     }
 
-    pub fn parse(source: Source, format: Format) -> Result<Ledger, InputError> {
-        let mut root = tree::parse(&source, format)?;
+    pub fn parse(source: Source, format: Format) -> Result<Ledger, GateError> {
+        let mut root = document::parse(&source, format)?;
         let bad = |node: &Node, message: String| {
-            InputError::new(&source.name, message).at(&source, node.span.clone(), "here")
+            GateError::new(&source.name, message).at(&source, node.span.clone(), "here")
         };
         if !matches!(root.value, Value::Map(_)) {
             return Err(bad(
@@ -118,7 +118,7 @@ impl Ledger {
         }
         let schema = match root.get("schema") {
             None => {
-                return Err(InputError::new(&source.name, "has no `schema`")
+                return Err(GateError::new(&source.name, "has no `schema`")
                     .at(
                         &source,
                         root.span.start..root.span.start,
@@ -151,7 +151,7 @@ impl Ledger {
         };
         let items = match root.get("freezes") {
             None => {
-                return Err(InputError::new(&source.name, "has no `freezes` list")
+                return Err(GateError::new(&source.name, "has no `freezes` list")
                     .at(
                         &source,
                         root.span.start..root.span.start,
@@ -276,9 +276,9 @@ fn take_items(root: &mut Node) -> Vec<Node> {
     }
 }
 
-fn check_entry_types(source: &Source, index: usize, node: &Node) -> Result<(), InputError> {
+fn check_entry_types(source: &Source, index: usize, node: &Node) -> Result<(), GateError> {
     let wrong = |node: &Node, what: &str| {
-        InputError::new(
+        GateError::new(
             &source.name,
             format!("freeze #{index}: {what}, found {}", node.value.kind()),
         )
@@ -332,7 +332,7 @@ fn check_entry_types(source: &Source, index: usize, node: &Node) -> Result<(), I
 mod tests {
     use super::*;
 
-    fn parse(text: &str, format: Format) -> Result<Ledger, InputError> {
+    fn parse(text: &str, format: Format) -> Result<Ledger, GateError> {
         Ledger::parse(SourceFile::new("ledger", "ledger", text), format)
     }
 

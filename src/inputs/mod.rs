@@ -10,13 +10,12 @@ pub mod owners;
 pub mod run_record;
 pub mod samples;
 pub mod tools;
-pub mod tree;
 
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use crate::error::InputError;
+use crate::error::GateError;
 use crate::source::{Source, SourceFile};
 use coverage::Coverage;
 use ids::IdSet;
@@ -159,7 +158,7 @@ pub struct InputPath {
 }
 
 impl InputPath {
-    pub fn read(&self) -> Result<Source, InputError> {
+    pub fn read(&self) -> Result<Source, GateError> {
         SourceFile::read(&self.path, self.name.clone())
     }
 }
@@ -168,8 +167,8 @@ impl InputPath {
 /// one id set; `None` when no file was given.
 pub fn read_merged(
     paths: &[InputPath],
-    parse: fn(&Source) -> Result<ids::Ids, InputError>,
-) -> Result<Option<IdSet>, InputError> {
+    parse: fn(&Source) -> Result<ids::Ids, GateError>,
+) -> Result<Option<IdSet>, GateError> {
     if paths.is_empty() {
         return Ok(None);
     }
@@ -178,9 +177,9 @@ pub fn read_merged(
 
 /// One id set of every source, each parsed by `parse` (shards merge).
 pub fn merge(
-    sources: impl IntoIterator<Item = Result<Source, InputError>>,
-    parse: fn(&Source) -> Result<ids::Ids, InputError>,
-) -> Result<IdSet, InputError> {
+    sources: impl IntoIterator<Item = Result<Source, GateError>>,
+    parse: fn(&Source) -> Result<ids::Ids, GateError>,
+) -> Result<IdSet, GateError> {
     let mut builder = ids::IdSetBuilder::default();
     for source in sources {
         let source = source?;

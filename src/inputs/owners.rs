@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
-use crate::error::InputError;
+use crate::error::GateError;
 use crate::source::Source;
 
 /// The parsed ownership rules, shared without copying (scripts get a handle).
@@ -38,7 +38,7 @@ struct Inner {
 
 impl Owners {
     /// Parses a CODEOWNERS file; a pattern that is not a valid glob is an error pointing at it.
-    pub fn parse(source: &Source) -> Result<Owners, InputError> {
+    pub fn parse(source: &Source) -> Result<Owners, GateError> {
         let mut builder = GlobSetBuilder::new();
         let mut rule_of_glob = Vec::new();
         let mut owners = Vec::new();
@@ -65,7 +65,7 @@ impl Owners {
                     .backslash_escape(true)
                     .build()
                     .map_err(|e| {
-                        InputError::new(
+                        GateError::new(
                             &source.name,
                             format!("`{pattern}` is not a valid pattern: {}", e.kind()),
                         )
@@ -78,7 +78,7 @@ impl Owners {
             owners.push(line_owners);
         }
         let globs = builder.build().map_err(|e| {
-            InputError::new(&source.name, format!("cannot compile the patterns: {e}"))
+            GateError::new(&source.name, format!("cannot compile the patterns: {e}"))
         })?;
         Ok(Owners(Arc::new(Inner {
             name: source.name.clone(),
@@ -89,7 +89,7 @@ impl Owners {
     }
 
     /// Reads config's `owners_file`, when set (a missing file is an error naming it).
-    pub fn from_config(config: &crate::config::Config) -> Result<Option<Owners>, InputError> {
+    pub fn from_config(config: &crate::config::Config) -> Result<Option<Owners>, GateError> {
         let Some(path) = &config.owners_file else {
             return Ok(None);
         };
@@ -100,7 +100,7 @@ impl Owners {
             .tree
             .read(path, &name)
             .map_err(|e| e.with_help(help))?
-            .ok_or_else(|| crate::error::InputError::new(&name, "not found").with_help(help))?;
+            .ok_or_else(|| crate::error::GateError::missing(&name).with_help(help))?;
         Owners::parse(&source).map(Some)
     }
 

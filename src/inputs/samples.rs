@@ -3,7 +3,7 @@
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::path::Path;
 
-use crate::error::InputError;
+use crate::error::GateError;
 use crate::source::{Source, SourceFile};
 
 /// Distinct inputs per property (and/or for the whole session), merged over shards.
@@ -100,20 +100,20 @@ impl Observed {
 
 impl Samples {
     /// Loads and merges every `--samples` path (files or observability directories).
-    pub fn load(paths: &[(std::path::PathBuf, String)]) -> Result<Samples, InputError> {
+    pub fn load(paths: &[(std::path::PathBuf, String)]) -> Result<Samples, GateError> {
         let mut samples = Samples::default();
         let mut observed = Observed::default();
         let mut any_observed = false;
         for (path, name) in paths {
             if path.is_dir() {
                 let mut files: Vec<_> = std::fs::read_dir(path)
-                    .map_err(|e| InputError::io(name, e))?
+                    .map_err(|e| GateError::io(name, e))?
                     .filter_map(|e| e.ok().map(|e| e.path()))
                     .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
                     .collect();
                 files.sort();
                 if files.is_empty() {
-                    return Err(InputError::new(name, "is a directory with no Hypothesis observability `.jsonl` files")
+                    return Err(GateError::new(name, "is a directory with no Hypothesis observability `.jsonl` files")
                         .with_help("run pytest with HYPOTHESIS_EXPERIMENTAL_OBSERVABILITY=1 so Hypothesis writes .hypothesis/observed/"));
                 }
                 for file in files {
@@ -163,11 +163,11 @@ impl Samples {
 
     /// `{"distinct": N}` and/or `{"properties": {"<id>": {"distinct": N}}}`. Counts from
     /// different shards cannot be unioned, so the largest is kept (a lower bound).
-    fn merge_counts(&mut self, source: &Source) -> Result<(), InputError> {
-        let node = crate::inputs::tree::parse(source, crate::inputs::tree::Format::Json)?;
-        use crate::inputs::tree::Value;
-        let bad = |node: &crate::inputs::tree::Node, what: &str| {
-            InputError::new(&source.name, what.to_string()).at(source, node.span.clone(), "here")
+    fn merge_counts(&mut self, source: &Source) -> Result<(), GateError> {
+        let node = crate::document::parse(source, crate::document::Format::Json)?;
+        use crate::document::Value;
+        let bad = |node: &crate::document::Node, what: &str| {
+            GateError::new(&source.name, what.to_string()).at(source, node.span.clone(), "here")
         };
         let Value::Map(entries) = &node.value else {
             return Err(bad(
@@ -199,7 +199,7 @@ impl Samples {
 
 /// The distinct-input count per property in one Hypothesis observability `.jsonl`
 /// text, as `--samples` counts it (for the fuzz targets and property tests).
-pub fn parse_observability(source: &Source) -> Result<HashMap<String, usize>, InputError> {
+pub fn parse_observability(source: &Source) -> Result<HashMap<String, usize>, GateError> {
     let mut observed = Observed::default();
     read_observability(source, &mut observed)?;
     Ok(observed
@@ -211,7 +211,7 @@ pub fn parse_observability(source: &Source) -> Result<HashMap<String, usize>, In
 /// Hypothesis observability rows: per `property` and run (`run_start`), the distinct
 /// choice sequences (`metadata.choice_nodes`) or, without them, `arguments`, over
 /// `test_case` rows that passed or failed (`gave_up` rows exercised nothing).
-fn read_observability(source: &Source, observed: &mut Observed) -> Result<(), InputError> {
+fn read_observability(source: &Source, observed: &mut Observed) -> Result<(), GateError> {
     let mut offset = 0;
     for (i, line) in source.text.split('\n').enumerate() {
         let start = offset;
@@ -222,7 +222,7 @@ fn read_observability(source: &Source, observed: &mut Observed) -> Result<(), In
         }
         let row = parse_row(line).map_err(|(column, message)| {
             let at = start + column;
-            InputError::new(
+            GateError::new(
                 &source.name,
                 format!(
                     "line {}, column {}: not a JSON object: {message}",
@@ -243,7 +243,7 @@ fn read_observability(source: &Source, observed: &mut Observed) -> Result<(), In
             row.get("property").and_then(|p| p.as_str()),
             row.get("arguments"),
         ) else {
-            return Err(InputError::new(
+            return Err(GateError::new(
                 &source.name,
                 format!(
                     "line {}: a test_case row without `property` or `arguments`",

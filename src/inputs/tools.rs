@@ -4,15 +4,15 @@ use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use crate::error::InputError;
+use crate::error::GateError;
 use crate::git::git;
 pub use crate::git::{current_branch, head_commit, merge_base};
 use crate::source::{Source, SourceFile};
 
-fn run(program: &[String], dir: &Path, what: &str) -> Result<Output, InputError> {
+fn run(program: &[String], dir: &Path, what: &str) -> Result<Output, GateError> {
     let (exe, args) = program
         .split_first()
-        .ok_or_else(|| InputError::usage(format!("{what}: empty command")))?;
+        .ok_or_else(|| GateError::usage(format!("{what}: empty command")))?;
     Command::new(exe)
         .args(args)
         .current_dir(dir)
@@ -23,7 +23,7 @@ fn run(program: &[String], dir: &Path, what: &str) -> Result<Output, InputError>
             } else {
                 e.to_string()
             };
-            InputError::usage(format!(
+            GateError::usage(format!(
                 "{what}: could not run `{}`: {why}",
                 program.join(" ")
             ))
@@ -38,7 +38,7 @@ fn tail(text: &[u8], lines: usize) -> String {
 
 /// Runs the collect command in pytest's rootdir. A non-zero exit or a collection error
 /// is an error with pytest's own words, never a smaller set.
-pub fn collect(command: &[String], pytest_root: &Path) -> Result<(Source, Duration), InputError> {
+pub fn collect(command: &[String], pytest_root: &Path) -> Result<(Source, Duration), GateError> {
     let started = Instant::now();
     let output = run(command, pytest_root, "--collect")?;
     let elapsed = started.elapsed();
@@ -61,13 +61,13 @@ pub fn collect(command: &[String], pytest_root: &Path) -> Result<(Source, Durati
             }
             _ => "fix the collection error first: a gate never runs on a smaller set of tests",
         };
-        return Err(InputError::usage(format!(
+        return Err(GateError::usage(format!(
             "--collect: `{shown}` exited with {code}; pytest said:\n{words}"
         ))
         .with_help(hint));
     }
     let text = String::from_utf8(output.stdout)
-        .map_err(|_| InputError::usage(format!("--collect: `{shown}` printed invalid UTF-8")))?;
+        .map_err(|_| GateError::usage(format!("--collect: `{shown}` printed invalid UTF-8")))?;
     Ok((
         SourceFile::new(format!("`{shown}` output"), pytest_root, text),
         elapsed,
@@ -75,12 +75,12 @@ pub fn collect(command: &[String], pytest_root: &Path) -> Result<(Source, Durati
 }
 
 /// `git diff --name-only REF...HEAD` from the repository root (renames under the new name).
-pub fn changed_since(base: &str, repo_root: &Path) -> Result<Vec<String>, InputError> {
+pub fn changed_since(base: &str, repo_root: &Path) -> Result<Vec<String>, GateError> {
     // Outside a repository `git diff` falls back to --no-index mode and prints its usage.
     let probe = git(repo_root, &["rev-parse", "--git-dir"])?;
     if !probe.status.success() {
         let stderr = String::from_utf8_lossy(&probe.stderr).trim().to_string();
-        return Err(InputError::usage(format!("--base {base}: {stderr}"))
+        return Err(GateError::usage(format!("--base {base}: {stderr}"))
             .with_help("run freezegate inside the repository, or pass --changed FILE"));
     }
     let range = format!("{base}...HEAD");
@@ -98,14 +98,14 @@ pub fn changed_since(base: &str, repo_root: &Path) -> Result<Vec<String>, InputE
             "check that the ref exists locally (git fetch origin), or pass --changed FILE"
         };
         return Err(
-            InputError::usage(format!("--base {base}: git diff failed: {stderr}")).with_help(help),
+            GateError::usage(format!("--base {base}: git diff failed: {stderr}")).with_help(help),
         );
     }
     let text = String::from_utf8_lossy(&output.stdout);
     Ok(text
         .split('\0')
         .filter(|p| !p.is_empty())
-        .map(crate::inputs::ids::normalize_path)
+        .map(crate::paths::normalize)
         .collect())
 }
 
@@ -225,7 +225,7 @@ fn ini_section(text: &str, section: &str) -> Vec<String> {
 
 /// The lines this patch added or changed, per repository path, from `git diff -U0`
 /// against the merge base of `base` and HEAD: new-side `(first line, count)` hunks.
-pub fn changed_lines(base: &str, repo_root: &Path) -> Result<crate::inputs::Hunks, InputError> {
+pub fn changed_lines(base: &str, repo_root: &Path) -> Result<crate::inputs::Hunks, GateError> {
     let rev = merge_base(base, repo_root).unwrap_or_else(|| base.to_string());
     let out = git(
         repo_root,
@@ -240,7 +240,7 @@ pub fn changed_lines(base: &str, repo_root: &Path) -> Result<crate::inputs::Hunk
         ],
     )?;
     if !out.status.success() {
-        return Err(InputError::usage(format!(
+        return Err(GateError::usage(format!(
             "--base {base}: `git diff -U0` failed: {}",
             String::from_utf8_lossy(&out.stderr).trim()
         )));

@@ -7,16 +7,15 @@ pub mod json;
 pub mod junit;
 pub mod markdown;
 pub mod sarif;
-pub mod stats;
 
 use serde::Serialize;
 
 use crate::config::Config;
+use crate::document::Value;
 use crate::engine::policy::{Pack, RuleMeta, Severity};
 use crate::engine::selection::Selection;
 use crate::engine::{Evaluation, RawReport, Target};
 use crate::inputs::ledger::Ledger;
-use crate::inputs::tree::Value;
 use crate::source::{Source, Span};
 
 #[derive(Debug, Clone, Serialize)]

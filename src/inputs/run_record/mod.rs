@@ -10,7 +10,7 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 
-use crate::error::InputError;
+use crate::error::GateError;
 use crate::inputs::ids::{IdSet, IdSetBuilder};
 use crate::inputs::junit::{Outcome, Results};
 use crate::inputs::samples::{Count, Method, Samples};
@@ -475,7 +475,7 @@ fn parse_outcome(text: &str) -> Option<Outcome> {
 impl Runs {
     /// Reads and merges every record; an incomplete record, or a file that is not a run
     /// record, is an input error naming it.
-    pub fn load(paths: &[InputPath]) -> Result<Option<Runs>, InputError> {
+    pub fn load(paths: &[InputPath]) -> Result<Option<Runs>, GateError> {
         if paths.is_empty() {
             return Ok(None);
         }
@@ -490,7 +490,7 @@ impl Runs {
     }
 
     #[cfg(test)]
-    fn parse(sources: &[Source], reader: Reader) -> Result<Runs, InputError> {
+    fn parse(sources: &[Source], reader: Reader) -> Result<Runs, GateError> {
         let mut merge = Merge::default();
         let mut headers = Vec::new();
         for source in sources {
@@ -540,7 +540,7 @@ enum Reader {
     Serde,
 }
 
-fn read_one(source: &Source, merge: &mut Merge) -> Result<RecordHeader, InputError> {
+fn read_one(source: &Source, merge: &mut Merge) -> Result<RecordHeader, GateError> {
     read_with(source, merge, Reader::Fastest)
 }
 
@@ -548,7 +548,7 @@ fn read_with(
     source: &Source,
     merge: &mut Merge,
     reader: Reader,
-) -> Result<RecordHeader, InputError> {
+) -> Result<RecordHeader, GateError> {
     let mut header = Header::default();
     // The first record is scanned the way the plugin writes it; anything else, and any
     // record after the first, goes through serde, which also words the errors.
@@ -571,7 +571,7 @@ fn read_with(
     .and_then(|()| de.end())
     .map_err(|e| {
         let at = source.json_error_span(&e).unwrap_or(0..0);
-        InputError::new(
+        GateError::new(
             &source.name,
             format!(
                 "is not a freezegate run record: {}",
@@ -584,16 +584,16 @@ fn read_with(
     check_header(source, header)
 }
 
-fn check_header(source: &Source, header: Header) -> Result<RecordHeader, InputError> {
+fn check_header(source: &Source, header: Header) -> Result<RecordHeader, GateError> {
     if header.kind.as_deref() != Some(KIND) {
-        return Err(InputError::new(
+        return Err(GateError::new(
             &source.name,
             format!("is not a freezegate run record (its `kind` is not \"{KIND}\")"),
         )
         .with_help(HELP));
     }
     if header.version != Some(VERSION) {
-        return Err(InputError::new(
+        return Err(GateError::new(
             &source.name,
             format!(
                 "is a run record of version {}; this freezegate reads version {VERSION}",
@@ -603,14 +603,14 @@ fn check_header(source: &Source, header: Header) -> Result<RecordHeader, InputEr
         .with_help("use the plugin of the same freezegate release as the gate"));
     }
     if !header.saw_collected || !header.saw_tests {
-        return Err(InputError::new(
+        return Err(GateError::new(
             &source.name,
             "is a run record without `collected` or `tests`",
         )
         .with_help(HELP));
     }
     if header.complete != Some(true) {
-        return Err(InputError::new(
+        return Err(GateError::new(
             &source.name,
             "is an incomplete run record: the session was interrupted, a worker crashed or collection failed",
         )
@@ -645,7 +645,7 @@ mod tests {
     }
 
     /// Through the reader `load` uses, checked against serde's reading of the same text.
-    fn parse(texts: &[String]) -> Result<Runs, InputError> {
+    fn parse(texts: &[String]) -> Result<Runs, GateError> {
         let fastest = Runs::parse(&sources(texts), Reader::Fastest);
         let serde = Runs::parse(&sources(texts), Reader::Serde);
         match (&fastest, &serde) {

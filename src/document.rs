@@ -10,13 +10,13 @@ use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::error::InputError;
+use crate::error::GateError;
 use crate::source::{Source, Span};
 
 /// A key or string value of a document: up to 23 bytes inline, longer on the heap. A
 /// ledger of ten thousand freezes holds a hundred thousand keys and short values (dates,
 /// owners), each an allocation as a `String`.
-pub type Text = smartstring::alias::String;
+pub type InlineString = smartstring::alias::String;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Node {
@@ -31,9 +31,9 @@ pub enum Value {
     Bool(bool),
     Int(i64),
     Float(f64),
-    Str(Text),
+    Str(InlineString),
     Seq(Vec<Node>),
-    Map(Vec<(Text, Node)>),
+    Map(Vec<(InlineString, Node)>),
 }
 
 impl Value {
@@ -113,9 +113,9 @@ impl fmt::Display for Format {
     }
 }
 
-pub fn parse(source: &Source, format: Format) -> Result<Node, InputError> {
+pub fn parse(source: &Source, format: Format) -> Result<Node, GateError> {
     if source.text.trim().is_empty() {
-        return Err(InputError::new(&source.name, "is empty"));
+        return Err(GateError::new(&source.name, "is empty"));
     }
     let node = match format {
         Format::Json => parse_json(source)?,
@@ -127,7 +127,7 @@ pub fn parse(source: &Source, format: Format) -> Result<Node, InputError> {
 }
 
 /// A duplicate key is an error naming both places, never "last one wins".
-fn check_duplicate_keys(source: &Source, node: &Node) -> Result<(), InputError> {
+fn check_duplicate_keys(source: &Source, node: &Node) -> Result<(), GateError> {
     match &node.value {
         Value::Map(entries) => {
             // Ledger entries have a handful of keys: comparing with the earlier ones beats
@@ -144,7 +144,7 @@ fn check_duplicate_keys(source: &Source, node: &Node) -> Result<(), InputError> 
                 };
                 if let Some(first) = earlier {
                     return Err(
-                        InputError::new(&source.name, format!("duplicate key `{key}`"))
+                        GateError::new(&source.name, format!("duplicate key `{key}`"))
                             .at(source, value.span.clone(), "defined again here")
                             .at(source, first.span.clone(), "first defined here")
                             .with_help(
@@ -163,8 +163,8 @@ fn check_duplicate_keys(source: &Source, node: &Node) -> Result<(), InputError> 
     }
 }
 
-fn syntax_error(source: &Source, format: Format, message: &str, span: Option<Span>) -> InputError {
-    let err = InputError::new(&source.name, format!("is not valid {format}: {message}"));
+fn syntax_error(source: &Source, format: Format, message: &str, span: Option<Span>) -> GateError {
+    let err = GateError::new(&source.name, format!("is not valid {format}: {message}"));
     match span {
         Some(span) => err.at(source, span, "here"),
         None => err,
@@ -177,15 +177,15 @@ fn syntax_error(source: &Source, format: Format, message: &str, span: Option<Spa
 /// exhaust the stack on hostile input.
 pub const MAX_DEPTH: usize = 64;
 
-fn too_deep(source: &Source, at: usize) -> InputError {
-    InputError::new(
+fn too_deep(source: &Source, at: usize) -> GateError {
+    GateError::new(
         &source.name,
         format!("is nested deeper than {MAX_DEPTH} levels"),
     )
     .at(source, at..at, "too deep here")
 }
 
-fn parse_json(source: &Source) -> Result<Node, InputError> {
+fn parse_json(source: &Source) -> Result<Node, GateError> {
     // One pass for the valid document; anything else is explained by serde_json's parser,
     // which reads each container again per level but words its errors well.
     if let Some(node) = FastJson::parse(&source.text) {
@@ -289,7 +289,7 @@ impl<'a> FastJson<'a> {
     }
 
     /// A string without escapes or control characters (the common case).
-    fn string(&mut self) -> Option<Text> {
+    fn string(&mut self) -> Option<InlineString> {
         if self.text.get(self.at) != Some(&b'"') {
             return None;
         }
@@ -301,7 +301,7 @@ impl<'a> FastJson<'a> {
         }
         self.at = start + len + 1;
         // The input is a `str` and the quotes are ASCII, so the body is whole UTF-8.
-        std::str::from_utf8(body).ok().map(Text::from)
+        std::str::from_utf8(body).ok().map(InlineString::from)
     }
 
     fn word(&mut self, word: &[u8], value: Value) -> Option<Value> {
@@ -336,7 +336,7 @@ impl<'a> FastJson<'a> {
     }
 }
 
-fn json_error(source: &Source, err: &serde_json::Error, base: usize) -> InputError {
+fn json_error(source: &Source, err: &serde_json::Error, base: usize) -> GateError {
     let message = crate::error::json_message(err);
     let span = match source.json_error_span(err) {
         Some(_) if base > 0 => Some(base..base),
@@ -345,7 +345,7 @@ fn json_error(source: &Source, err: &serde_json::Error, base: usize) -> InputErr
     syntax_error(source, Format::Json, &message, span)
 }
 
-fn json_node(source: &Source, raw: &RawValue, depth: usize) -> Result<Node, InputError> {
+fn json_node(source: &Source, raw: &RawValue, depth: usize) -> Result<Node, GateError> {
     let text = raw.get();
     let lead = text.len() - text.trim_start().len();
     let start = text.as_ptr() as usize - source.text.as_ptr() as usize + lead;
@@ -413,7 +413,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for JsonEntries<'a> {
 
 // ---------------------------------------------------------------- TOML
 
-fn parse_toml(source: &Source) -> Result<Node, InputError> {
+fn parse_toml(source: &Source) -> Result<Node, GateError> {
     let table = toml::de::DeTable::parse(&source.text)
         .map_err(|e| syntax_error(source, Format::Toml, e.message(), e.span()))?;
     let span = table.span();
@@ -453,7 +453,7 @@ fn toml_node(value: toml::Spanned<toml::de::DeValue<'_>>) -> Node {
 
 // ---------------------------------------------------------------- YAML
 
-fn parse_yaml(source: &Source) -> Result<Node, InputError> {
+fn parse_yaml(source: &Source) -> Result<Node, GateError> {
     // Large ledgers are fine (the default node and event budgets are sized for configs);
     // depth and alias limits stay as they are.
     let mut options = serde_saphyr::Options::default();

@@ -15,7 +15,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::InputError;
+use crate::error::GateError;
 use crate::report::Report;
 use crate::source::SourceFile;
 
@@ -118,7 +118,7 @@ impl Record {
 
 /// Appends one record as one line (see the module docs for why this never loses or tears
 /// an existing line).
-pub fn append(path: &Path, name: &str, record: &Record) -> Result<(), InputError> {
+pub fn append(path: &Path, name: &str, record: &Record) -> Result<(), GateError> {
     append_with(path, name, record, |file, bytes| file.write_all(bytes))
 }
 
@@ -128,9 +128,9 @@ pub fn append_with(
     name: &str,
     record: &Record,
     write: impl FnOnce(&mut std::fs::File, &[u8]) -> std::io::Result<()>,
-) -> Result<(), InputError> {
+) -> Result<(), GateError> {
     let failed = |what: &str, e: std::io::Error| {
-        InputError::new(name, format!("the run was not recorded: {what}: {e}"))
+        GateError::new(name, format!("the run was not recorded: {what}: {e}"))
     };
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| failed("cannot create its directory", e))?;
@@ -175,12 +175,12 @@ pub struct History {
 
 /// Reads a history file. A line that is not a version-1 record is an error naming the
 /// file and line (exit 2); a torn line is skipped and listed in `torn_lines`.
-pub fn load(path: &Path, name: &str) -> Result<History, InputError> {
-    let bytes = std::fs::read(path).map_err(|e| InputError::io(name, e))?;
+pub fn load(path: &Path, name: &str) -> Result<History, GateError> {
+    let bytes = std::fs::read(path).map_err(|e| GateError::io(name, e))?;
     parse(&bytes, path, name)
 }
 
-pub fn parse(bytes: &[u8], path: &Path, name: &str) -> Result<History, InputError> {
+pub fn parse(bytes: &[u8], path: &Path, name: &str) -> Result<History, GateError> {
     // Diagnostics point into a lossy copy; only a broken line differs from the bytes.
     let source = SourceFile::new(name, path, String::from_utf8_lossy(bytes).into_owned());
     let mut history = History::default();
@@ -191,7 +191,7 @@ pub fn parse(bytes: &[u8], path: &Path, name: &str) -> Result<History, InputErro
         let span = offset..offset + shown_len;
         offset += shown_len + 1;
         let bad = |message: String, label: &str| {
-            InputError::new(name, format!("line {number}: {message}"))
+            GateError::new(name, format!("line {number}: {message}"))
                 .at(&source, span.clone(), label)
                 .with_help("each line of a history file is one record written by `freezegate check --history`; remove or fix this line")
         };

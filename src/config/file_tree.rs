@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::InputError;
+use crate::error::GateError;
 use crate::source::{Source, SourceFile};
 
 #[derive(Debug, Clone)]
@@ -22,7 +22,7 @@ use crate::git::git;
 
 impl FileTree {
     /// A tree at a trusted commit; the ref must name a commit.
-    pub fn commit(rev: &str, repo_root: &Path) -> Result<FileTree, InputError> {
+    pub fn commit(rev: &str, repo_root: &Path) -> Result<FileTree, GateError> {
         Self::commit_for("--trusted-ref", rev, repo_root)
     }
 
@@ -31,7 +31,7 @@ impl FileTree {
         flag: &'static str,
         rev: &str,
         repo_root: &Path,
-    ) -> Result<FileTree, InputError> {
+    ) -> Result<FileTree, GateError> {
         let out = git(
             repo_root,
             &[
@@ -48,7 +48,7 @@ impl FileTree {
             } else {
                 String::from_utf8_lossy(&probe.stderr).trim().to_string()
             };
-            return Err(InputError::usage(format!("{flag} {rev}: {why}"))
+            return Err(GateError::usage(format!("{flag} {rev}: {why}"))
                 .with_help("fetch the ref first (e.g. `git fetch origin main`, fetch-depth: 0 in actions/checkout)"));
         }
         Ok(FileTree::Commit {
@@ -65,11 +65,11 @@ impl FileTree {
     /// The path relative to the repository root, `/`-separated.
     fn relative(repo_root: &Path, path: &Path) -> Option<String> {
         let rel = path.strip_prefix(repo_root).ok()?;
-        Some(crate::inputs::ids::normalize_path(&rel.to_string_lossy()))
+        Some(crate::paths::normalize(&rel.to_string_lossy()))
     }
 
     /// Reads a file, `None` when it does not exist (in this tree).
-    pub fn read(&self, path: &Path, name: &str) -> Result<Option<Source>, InputError> {
+    pub fn read(&self, path: &Path, name: &str) -> Result<Option<Source>, GateError> {
         match self {
             FileTree::WorkTree => {
                 if !path.is_file() {
@@ -83,7 +83,7 @@ impl FileTree {
                 flag,
             } => {
                 let Some(rel) = Self::relative(repo_root, path) else {
-                    return Err(InputError::new(
+                    return Err(GateError::new(
                         name,
                         format!("is outside the repository, so it cannot be read at {flag} {rev}"),
                     ));
@@ -95,7 +95,7 @@ impl FileTree {
                 }
                 let out = git(repo_root, &["cat-file", "blob", &spec])?;
                 if !out.status.success() {
-                    return Err(InputError::new(
+                    return Err(GateError::new(
                         name,
                         format!(
                             "could not be read at {rev}: {}",
@@ -111,7 +111,7 @@ impl FileTree {
 
     /// Every file under a directory (recursively), sorted; `None` when the directory
     /// does not exist in this tree.
-    pub fn list(&self, dir: &Path) -> Result<Option<Vec<PathBuf>>, InputError> {
+    pub fn list(&self, dir: &Path) -> Result<Option<Vec<PathBuf>>, GateError> {
         match self {
             FileTree::WorkTree => {
                 if !dir.is_dir() {
@@ -121,7 +121,7 @@ impl FileTree {
                 let mut stack = vec![dir.to_path_buf()];
                 while let Some(next) = stack.pop() {
                     let entries = std::fs::read_dir(&next)
-                        .map_err(|e| InputError::io(&next.display().to_string(), e))?;
+                        .map_err(|e| GateError::io(&next.display().to_string(), e))?;
                     for entry in entries.flatten() {
                         let path = entry.path();
                         match entry.file_type() {

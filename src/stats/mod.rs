@@ -17,11 +17,13 @@
 //! - *Inherited skips refused*: the FZ401 ids over the history records whose `time` falls
 //!   on or after `--since`; `refused` counts every refusal, `distinct` each id once.
 
+pub mod history;
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use crate::history::History;
+use crate::stats::history::History;
 
 pub type Date = jiff::civil::Date;
 
@@ -78,7 +80,7 @@ pub struct Stats {
     pub expiring_days: i64,
     pub headline: Headline,
     pub freezes: FreezeFigures,
-    pub deposit: Deposit,
+    pub deposit: DepositFigures,
     pub inherited: Option<Inherited>,
     pub owners: Vec<Group>,
     pub teams: Vec<Group>,
@@ -170,7 +172,7 @@ pub struct Bucket {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct Deposit {
+pub struct DepositFigures {
     pub evaluated: bool,
     /// Freezes failing their deposit; `null` unless evaluated.
     pub failing: Option<usize>,
@@ -304,7 +306,7 @@ impl Stats {
                 codes: f.failing.clone(),
             })
             .collect();
-        let deposit = Deposit {
+        let deposit = DepositFigures {
             evaluated,
             failing: evaluated.then_some(failing_freezes.len()),
             missing_inputs: match &inputs.deposit {
@@ -429,14 +431,15 @@ impl Stats {
             },
             deposit,
             outside: {
-                let in_period = |record: &&crate::history::Record| match inputs.history.as_ref() {
-                    Some(h) => match (h.since, record.date()) {
-                        (Some(since), Some(date)) => date >= since,
-                        _ => true,
-                    },
-                    None => false,
-                };
-                let records: Vec<&crate::history::Record> = inputs
+                let in_period =
+                    |record: &&crate::stats::history::Record| match inputs.history.as_ref() {
+                        Some(h) => match (h.since, record.date()) {
+                            (Some(since), Some(date)) => date >= since,
+                            _ => true,
+                        },
+                        None => false,
+                    };
+                let records: Vec<&crate::stats::history::Record> = inputs
                     .history
                     .iter()
                     .flat_map(|h| h.history.records.iter().map(|(_, r)| r))
@@ -709,7 +712,7 @@ pub fn render_json(s: &Stats) -> String {
     serde_json::to_string_pretty(s).expect("stats serialise") + "\n"
 }
 
-use super::markdown::cell;
+use crate::report::markdown::cell;
 
 pub fn render_markdown(s: &Stats) -> String {
     let mut out = format!("## freezegate weekly numbers ({})\n\n", s.today);

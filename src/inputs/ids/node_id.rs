@@ -1,0 +1,229 @@
+//! The pytest node-id grammar, and where a node id's file is in the repository.
+
+/// The part of a node id before its parameters: `a.py::t[x::y]` → `a.py::t`.
+pub fn strip_params(node_id: &str) -> &str {
+    node_id.split_once('[').map_or(node_id, |(head, _)| head)
+}
+
+/// The file a node id lives in, relative to pytest's rootdir.
+pub fn file_of(node_id: &str) -> &str {
+    let head = strip_params(node_id);
+    head.split_once("::").map_or(head, |(file, _)| file)
+}
+
+/// Whether `s` looks like a pytest node id: `path::name(::name)*` with optional `[params]`.
+pub fn is_node_id(s: &str) -> bool {
+    ascii_node_id(s.as_bytes()).unwrap_or_else(|| is_node_id_chars(s))
+}
+
+/// Byte classes for [`ascii_node_id`].
+const BAD: u8 = 0;
+/// Allowed in a file path and in a name: `[A-Za-z0-9_.-]`.
+const NAME: u8 = 1;
+/// Allowed in a file path only: other printable ASCII but `\\`, `:` and `[`.
+const FILE: u8 = 2;
+const COLON: u8 = 3;
+const BRACKET: u8 = 4;
+const NON_ASCII: u8 = 5;
+const CLASSES: [u8; 256] = {
+    let mut table = [NON_ASCII; 256];
+    let mut c = 0;
+    while c < 128 {
+        let b = c as u8;
+        table[c] = if b.is_ascii_alphanumeric() || b == b'_' || b == b'.' || b == b'-' {
+            NAME
+        } else if b == b':' {
+            COLON
+        } else if b == b'[' {
+            BRACKET
+        } else if b > b' ' && b != b'\\' && b != 127 {
+            FILE
+        } else {
+            BAD
+        };
+        c += 1;
+    }
+    table
+};
+
+/// The same grammar over bytes in one pass with a class table, for the all-ASCII id (it
+/// runs once per collected id, a million in a monorepo). `None` when it meets a
+/// non-ASCII byte before the parameters: then the char-wise check decides.
+fn ascii_node_id(b: &[u8]) -> Option<bool> {
+    let class = |i: usize| b.get(i).map_or(BAD, |&c| CLASSES[c as usize]);
+    if b.first().is_none_or(|&c| c == b'/') {
+        return Some(false);
+    }
+    // The file part, up to the first `::`.
+    let mut i = 0;
+    loop {
+        match class(i) {
+            NAME | FILE => i += 1,
+            COLON if class(i + 1) == COLON => break,
+            COLON => i += 1,
+            NON_ASCII => return None,
+            _ => return Some(false), // the end, a bracket or a space before any `::`
+        }
+    }
+    if i == 0 {
+        return Some(false);
+    }
+    // One or more names, each after a `::`, then optional `[params]` (any text).
+    loop {
+        i += 2;
+        if class(i) != NAME || b[i].is_ascii_digit() {
+            return match class(i) {
+                NON_ASCII => None,
+                _ => Some(false),
+            };
+        }
+        while class(i) == NAME {
+            i += 1;
+        }
+        match class(i) {
+            _ if i == b.len() => return Some(true),
+            COLON if class(i + 1) == COLON => {}
+            BRACKET => return Some(b.len() - i >= 2 && b[b.len() - 1] == b']'),
+            NON_ASCII => return None,
+            _ => return Some(false),
+        }
+    }
+}
+
+fn is_node_id_chars(s: &str) -> bool {
+    let (head, params) = match s.find('[') {
+        Some(i) => (&s[..i], &s[i..]),
+        None => (s, ""),
+    };
+    if !params.is_empty() && (params.len() < 2 || !params.ends_with(']')) {
+        return false;
+    }
+    // Runs once per collected id (a million in a monorepo): one pass, no allocation.
+    let mut parts = head.split("::");
+    let file = parts.next().unwrap_or("");
+    let valid_file = !file.is_empty()
+        && !file.starts_with('/')
+        && !file
+            .chars()
+            .any(|c| c.is_whitespace() || c == '\\' || c.is_control());
+    let valid_name = |n: &str| {
+        !n.is_empty()
+            && !n.starts_with(|c: char| c.is_ascii_digit())
+            && n.chars()
+                .all(|c| c.is_alphanumeric() || c == '_' || c == '.' || c == '-')
+    };
+    let mut names = 0;
+    for name in parts {
+        if !valid_name(name) {
+            return false;
+        }
+        names += 1;
+    }
+    valid_file && names > 0
+}
+
+pub use crate::paths::normalize as normalize_path;
+
+/// Joins pytest's rootdir (relative to the repository root) with a node id's file.
+pub fn repo_file(pytest_root: &str, node_id: &str) -> String {
+    let file = file_of(node_id);
+    if pytest_root.is_empty() {
+        normalize_path(file)
+    } else {
+        normalize_path(&format!("{pytest_root}/{file}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ascii_and_unicode_node_id_checks_agree() {
+        for id in [
+            "tests/a.py::t",
+            "tests/a.py::C::t[x::y]",
+            "a.py::t[]",
+            "a.py::t[",
+            "a.py::",
+            "::t",
+            "/a.py::t",
+            "a b.py::t",
+            "a.py::1t",
+            "a.py::t-1.x",
+            "a.py",
+            "a.py:::t",
+            "a.py::t::",
+            "a\\b.py::t",
+            "a.py::t]",
+            "a.py::t[x]y]",
+            ":a.py::t",
+            "c:a.py::t",
+            "a.py::t:x",
+            "a.py::[x]",
+            "a.py[x]::t",
+            "a.py::t[",
+            "a.py::t\x7f",
+            "a.py::t\tx",
+            "a.py::C::[x]",
+            "a.py::C:::t",
+            ":",
+            "::",
+            "a::b",
+        ] {
+            assert_eq!(
+                ascii_node_id(id.as_bytes()),
+                Some(is_node_id_chars(id)),
+                "{id}"
+            );
+        }
+        // And on many strings over the alphabet that matters (a small LCG, no dependency).
+        let alphabet = [
+            "a", "Z", "1", "_", ".", "-", ":", "::", "[", "]", "/", " ", "\\", "é", "\t",
+        ];
+        let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut valid = 0;
+        for _ in 0..50_000 {
+            let mut id = String::new();
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            for _ in 0..(state >> 60) {
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                id.push_str(alphabet[(state >> 33) as usize % alphabet.len()]);
+            }
+            if let Some(fast) = ascii_node_id(id.as_bytes()) {
+                assert_eq!(fast, is_node_id_chars(&id), "{id:?}");
+                valid += usize::from(fast);
+            }
+        }
+        assert!(valid > 100, "the strings include node ids: {valid}");
+        // Non-ASCII text inside the parameters needs no char-wise pass; anywhere else it does.
+        assert_eq!(ascii_node_id("a.py::t[é]".as_bytes()), Some(true));
+        assert_eq!(ascii_node_id("a.py::té".as_bytes()), None);
+        assert!(is_node_id("a.py::t[é]") && is_node_id_chars("a.py::t[é]"));
+        assert!(is_node_id("tests/ünï.py::tést_ü"));
+        assert!(!is_node_id("tests/ünï.py::1ü"));
+    }
+
+    #[test]
+    fn node_id_shapes() {
+        assert!(is_node_id("tests/test_a.py::test_x"));
+        assert!(is_node_id("tests/test_a.py::TestC::test_x[a::b-1]"));
+        assert!(is_node_id("pkg/mod.py::pkg.mod.func"));
+        assert!(!is_node_id("tests/test_a.py"));
+        assert!(!is_node_id("tests/test_a.py::"));
+        assert!(!is_node_id("test x.py::t"));
+        assert!(!is_node_id("/abs/t.py::t"));
+        assert!(!is_node_id("t.py::t[unclosed"));
+    }
+
+    #[test]
+    fn file_of_splits_at_the_first_bracket() {
+        assert_eq!(file_of("a/b.py::T::t[x::y]"), "a/b.py");
+        assert_eq!(repo_file("backend", "tests/t.py::x"), "backend/tests/t.py");
+        assert_eq!(repo_file("", "./tests/t.py::x"), "tests/t.py");
+    }
+}

@@ -1,0 +1,563 @@
+//! An ordered, deduplicated set of ids over one text buffer.
+
+use std::hash::BuildHasher;
+use std::sync::Arc;
+
+use hashbrown::HashTable;
+use rustc_hash::{FxBuildHasher, FxHashSet};
+
+use super::{file_of, strip_params};
+use crate::error::GateError;
+use crate::source::Source;
+
+/// An ordered, deduplicated set of ids, shared without copying (scripts get a handle).
+///
+/// The ids live in one text buffer, usually the input file's own text moved in whole,
+/// and the set holds only byte ranges into it: a million collected ids cost the file
+/// plus five bytes an id (and the hash table), with no allocation per id.
+#[derive(Debug, Clone, Default)]
+pub struct IdSet(Arc<IdSetInner>);
+
+#[derive(Debug, Default)]
+struct IdSetInner {
+    text: IdText,
+    /// Where each distinct id is in `text`, in first-seen order.
+    spans: Spans,
+    /// Indexes into `spans`, hashed by the id's text.
+    table: HashTable<u32>,
+    /// The suggestions [`IdSet::nearest`] made, by the id asked about.
+    suggested: std::sync::Mutex<rustc_hash::FxHashMap<String, Vec<String>>>,
+}
+
+/// How many misspelt ids a run gets suggestions for: each searches the whole set, and
+/// the first few are what a reader acts on.
+pub const SUGGESTIONS: usize = 20;
+
+/// Above this many ids a search costs more than the rest of a check (tens of
+/// milliseconds a pass): the hint is left out, the violation stays.
+pub const SUGGEST_UP_TO: usize = 250_000;
+
+/// Byte ranges `(start, len)` into a text, five bytes each: a start, and a length byte
+/// that sends the rare length over 254 to a side table.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Spans {
+    starts: Vec<u32>,
+    lens: Vec<u8>,
+    /// Lengths of [`LONG`] bytes or more, by position.
+    long: rustc_hash::FxHashMap<u32, u32>,
+}
+
+/// The length byte of a span whose length is in [`Spans::long`].
+const LONG: u8 = u8::MAX;
+
+impl Spans {
+    pub fn with_capacity(n: usize) -> Spans {
+        Spans {
+            starts: Vec::with_capacity(n),
+            lens: Vec::with_capacity(n),
+            long: Default::default(),
+        }
+    }
+
+    pub fn push(&mut self, start: u32, len: u32) {
+        let at = self.starts.len() as u32;
+        self.starts.push(start);
+        let len = self.len_byte(at, len);
+        self.lens.push(len);
+    }
+
+    fn len_byte(&mut self, at: u32, len: u32) -> u8 {
+        match u8::try_from(len) {
+            Ok(len) if len < LONG => len,
+            _ => {
+                self.long.insert(at, len);
+                LONG
+            }
+        }
+    }
+
+    pub fn reserve(&mut self, n: usize) {
+        self.starts.reserve(n);
+        self.lens.reserve(n);
+    }
+
+    pub fn len(&self) -> usize {
+        self.starts.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.starts.is_empty()
+    }
+
+    pub fn get(&self, at: usize) -> (u32, u32) {
+        let len = match self.lens[at] {
+            LONG => self.long[&(at as u32)],
+            len => u32::from(len),
+        };
+        (self.starts[at], len)
+    }
+
+    /// Overwrites the span at `at` (below `len()`).
+    fn set(&mut self, at: usize, start: u32, len: u32) {
+        if self.lens[at] == LONG {
+            self.long.remove(&(at as u32));
+        }
+        self.starts[at] = start;
+        self.lens[at] = self.len_byte(at as u32, len);
+    }
+
+    fn truncate(&mut self, len: usize) {
+        self.starts.truncate(len);
+        self.lens.truncate(len);
+        self.long.retain(|&at, _| (at as usize) < len);
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        (0..self.len()).map(|at| self.get(at))
+    }
+}
+
+/// The text a set's spans point into: an input's text as it was read (moved in, or
+/// shared when something else holds it too), then the ids added one by one.
+#[derive(Debug, Default)]
+struct IdText {
+    read: Option<Source>,
+    added: String,
+}
+
+impl IdText {
+    fn read_len(&self) -> usize {
+        self.read.as_ref().map_or(0, |source| source.text.len())
+    }
+
+    fn len(&self) -> usize {
+        self.read_len() + self.added.len()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn get(&self, start: u32, len: u32) -> &str {
+        let (start, end) = (start as usize, (start + len) as usize);
+        match &self.read {
+            Some(read) if start < read.text.len() => &read.text[start..end],
+            _ => {
+                let base = self.read_len();
+                &self.added[start - base..end - base]
+            }
+        }
+    }
+
+    /// Appends an id; says where it starts.
+    fn push(&mut self, id: &str) -> u32 {
+        let start = self.len() as u32;
+        self.added.push_str(id);
+        start
+    }
+
+    fn truncate(&mut self, start: u32) {
+        let base = self.read_len();
+        self.added.truncate(start as usize - base);
+    }
+}
+
+fn hash_str(id: &str) -> u64 {
+    hash_bytes(id.as_bytes())
+}
+
+fn hash_bytes(id: &[u8]) -> u64 {
+    FxBuildHasher.hash_one(id)
+}
+
+impl IdSetInner {
+    fn id(&self, index: u32) -> &str {
+        let (start, len) = self.spans.get(index as usize);
+        self.text.get(start, len)
+    }
+
+    fn find(&self, id: &str) -> Option<u32> {
+        self.table
+            .find(hash_str(id), |&i| self.id(i) == id)
+            .copied()
+    }
+
+    /// Hashes the id at `text[start..start + len]` under `index` (its place in `spans`)
+    /// unless an equal id is already there; says whether it was new. One probe.
+    fn index_span(&mut self, start: u32, len: u32, index: u32) -> bool {
+        let (text, spans) = (&self.text, &self.spans);
+        let id = text.get(start, len).as_bytes();
+        let at = |i: u32| {
+            let (s, l) = spans.get(i as usize);
+            text.get(s, l).as_bytes()
+        };
+        match self
+            .table
+            .entry(hash_bytes(id), |&i| at(i) == id, |&i| hash_bytes(at(i)))
+        {
+            hashbrown::hash_table::Entry::Occupied(_) => false,
+            hashbrown::hash_table::Entry::Vacant(slot) => {
+                slot.insert(index);
+                true
+            }
+        }
+    }
+}
+
+/// Ids as a parser found them: byte ranges into the source text (zero-copy) or owned
+/// strings (JSON arrays, normalised paths).
+#[derive(Debug)]
+pub enum Ids {
+    Spans(Spans),
+    Owned(Vec<String>),
+}
+
+/// Builds an [`IdSet`] from one or more inputs (shards merge).
+#[derive(Default)]
+pub struct IdSetBuilder {
+    inner: IdSetInner,
+}
+
+impl IdSetBuilder {
+    /// Adds a parsed input; the first input's text is moved in, not copied.
+    pub fn add(&mut self, source: Source, ids: Ids) -> Result<(), GateError> {
+        if source.text.len() > u32::MAX as usize {
+            return Err(GateError::new(&source.name, "is larger than 4 GiB"));
+        }
+        match ids {
+            Ids::Owned(ids) => ids.iter().for_each(|id| self.push(id)),
+            Ids::Spans(spans) if self.inner.text.is_empty() => {
+                self.inner.text = match Arc::try_unwrap(source) {
+                    Ok(file) => IdText {
+                        read: None,
+                        added: file.text,
+                    },
+                    Err(shared) => IdText {
+                        read: Some(shared),
+                        added: String::new(),
+                    },
+                };
+                // The parser's spans become the set's: duplicates are squeezed out in
+                // place, so a million spans are never held twice.
+                self.inner.table.reserve(spans.len(), |_| 0);
+                self.inner.spans = spans;
+                let mut kept = 0;
+                for read in 0..self.inner.spans.len() {
+                    let (start, len) = self.inner.spans.get(read);
+                    if self.inner.index_span(start, len, kept as u32) {
+                        self.inner.spans.set(kept, start, len);
+                        kept += 1;
+                    }
+                }
+                self.inner.spans.truncate(kept);
+            }
+            Ids::Spans(spans) => {
+                for (start, len) in spans.iter() {
+                    self.push(&source.text[start as usize..(start + len) as usize]);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds one id, copying it into the set's text (taken back if it was there already).
+    pub fn push(&mut self, id: &str) {
+        let inner = &mut self.inner;
+        let start = inner.text.push(id);
+        let index = inner.spans.len() as u32;
+        if inner.index_span(start, id.len() as u32, index) {
+            inner.spans.push(start, id.len() as u32);
+        } else {
+            inner.text.truncate(start);
+        }
+    }
+
+    pub fn build(self) -> IdSet {
+        IdSet(Arc::new(self.inner))
+    }
+
+    /// Adds one id (see [`IdSetBuilder::push`]) and says where it is in first-seen order.
+    /// One hash and one probe.
+    pub fn insert(&mut self, id: &str) -> usize {
+        let inner = &mut self.inner;
+        let (text, spans) = (&inner.text, &inner.spans);
+        let at = |i: u32| {
+            let (s, l) = spans.get(i as usize);
+            text.get(s, l).as_bytes()
+        };
+        let bytes = id.as_bytes();
+        match inner.table.entry(
+            hash_bytes(bytes),
+            |&i| at(i) == bytes,
+            |&i| hash_bytes(at(i)),
+        ) {
+            hashbrown::hash_table::Entry::Occupied(found) => *found.get() as usize,
+            hashbrown::hash_table::Entry::Vacant(slot) => {
+                let index = spans.len() as u32;
+                slot.insert(index);
+                let start = inner.text.push(id);
+                inner.spans.push(start, id.len() as u32);
+                index as usize
+            }
+        }
+    }
+
+    /// Room for `ids` more ids of `bytes` bytes in all.
+    pub fn reserve(&mut self, ids: usize, bytes: usize) {
+        let inner = &mut self.inner;
+        inner.text.added.reserve(bytes);
+        inner.spans.reserve(ids);
+        let (text, spans) = (&inner.text, &inner.spans);
+        inner.table.reserve(ids, |&i| {
+            let (s, l) = spans.get(i as usize);
+            hash_bytes(text.get(s, l).as_bytes())
+        });
+    }
+
+    /// The id at a place below [`IdSetBuilder::len`].
+    pub fn get(&self, at: usize) -> &str {
+        self.inner.id(at as u32)
+    }
+
+    /// How many distinct ids so far.
+    pub fn len(&self) -> usize {
+        self.inner.spans.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.inner.spans.is_empty()
+    }
+
+    /// The id's place in first-seen order, if added.
+    pub fn position(&self, id: &str) -> Option<usize> {
+        self.inner.find(id).map(|i| i as usize)
+    }
+}
+
+impl<S: AsRef<str>> FromIterator<S> for IdSet {
+    fn from_iter<I: IntoIterator<Item = S>>(items: I) -> IdSet {
+        let mut builder = IdSetBuilder::default();
+        for item in items {
+            builder.push(item.as_ref());
+        }
+        builder.build()
+    }
+}
+
+impl IdSet {
+    pub fn contains(&self, id: &str) -> bool {
+        self.0.find(id).is_some()
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.spans.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.spans.is_empty()
+    }
+
+    /// The id's place in first-seen order.
+    pub fn position(&self, id: &str) -> Option<usize> {
+        self.0.find(id).map(|i| i as usize)
+    }
+
+    /// Whether the set holds the id, the function it is a case of, or a class it is in:
+    /// how a frozen id covers what is under it.
+    pub fn covers(&self, id: &str) -> bool {
+        if self.contains(id) {
+            return true;
+        }
+        let head = strip_params(id);
+        if head.len() < id.len() && self.contains(head) {
+            return true;
+        }
+        let mut end = head.len();
+        while let Some(at) = head[..end].rfind("::") {
+            if head[..at].contains("::") && self.contains(&head[..at]) {
+                return true;
+            }
+            end = at;
+        }
+        false
+    }
+
+    /// The id at a position in first-seen order.
+    pub fn get(&self, index: usize) -> Option<&str> {
+        (index < self.len()).then(|| self.0.id(index as u32))
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &str> {
+        (0..self.len() as u32).map(|i| self.0.id(i))
+    }
+
+    /// Up to `n` ids closest to `id` (a misspelt one), nearest first: among the ids of
+    /// its file, else of the files nearest its file in its folder, else in the folders
+    /// nearest its folder; none when nothing is close. Each search reads the whole set,
+    /// so a run gets them for its first [`SUGGESTIONS`] distinct ids (an id asked again
+    /// gets the same answer).
+    pub fn nearest(&self, id: &str, n: usize) -> Vec<String> {
+        let mut asked = self
+            .0
+            .suggested
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(found) = asked.get(id) {
+            return found.iter().take(n).cloned().collect();
+        }
+        if asked.len() >= SUGGESTIONS || self.len() > SUGGEST_UP_TO {
+            return Vec::new();
+        }
+        let found: Vec<String> = self
+            .search_nearest(id)
+            .into_iter()
+            .map(str::to_string)
+            .collect();
+        asked.insert(id.to_string(), found.clone());
+        found.into_iter().take(n).collect()
+    }
+
+    fn search_nearest(&self, id: &str) -> Vec<&str> {
+        fn dir_of(file: &str) -> &str {
+            file.rsplit_once('/').map_or("", |(dir, _)| dir)
+        }
+        // Within a third of what may differ: the name after the file, or the file.
+        fn close(a: &str, b: &str, within: usize) -> Option<usize> {
+            let bound = (within / 3).max(2);
+            // The length difference is a lower bound of the distance: skip the far ones.
+            if a.len().abs_diff(b.len()) > bound {
+                return None;
+            }
+            let distance = strsim::levenshtein(a, b);
+            (distance <= bound).then_some(distance)
+        }
+        fn nearest_of<'a>(names: FxHashSet<&'a str>, to: &str) -> FxHashSet<&'a str> {
+            let near: Vec<(usize, &str)> = names
+                .into_iter()
+                .filter_map(|name| close(name, to, to.len()).map(|d| (d, name)))
+                .collect();
+            let best = near.iter().map(|(d, _)| *d).min();
+            near.into_iter()
+                .filter(|(d, _)| Some(*d) == best)
+                .map(|(_, name)| name)
+                .collect()
+        }
+        let file = file_of(id);
+        let dir = dir_of(file);
+        // One pass: is the file there, and which files share its folder.
+        let (mut same_file, mut in_dir) = (false, FxHashSet::default());
+        for candidate in self.iter() {
+            let f = file_of(candidate);
+            if f == file {
+                same_file = true;
+                break;
+            }
+            if dir_of(f) == dir {
+                in_dir.insert(f);
+            }
+        }
+        // Its folder exists: the nearest files are there, or nowhere.
+        let folder_exists = !in_dir.is_empty();
+        let mut files: FxHashSet<&str> = match same_file {
+            true => std::iter::once(file).collect(),
+            false => nearest_of(in_dir, file),
+        };
+        if files.is_empty() && !folder_exists {
+            let dirs: FxHashSet<&str> = self.iter().map(|c| dir_of(file_of(c))).collect();
+            let near_dirs = nearest_of(dirs, dir);
+            let in_near: FxHashSet<&str> = self
+                .iter()
+                .map(file_of)
+                .filter(|f| near_dirs.contains(dir_of(f)))
+                .collect();
+            files = nearest_of(in_near, file);
+        }
+        if files.is_empty() {
+            return Vec::new();
+        }
+        let name_len = id.len() - file.len();
+        let mut found: Vec<(usize, &str)> = self
+            .iter()
+            .filter(|candidate| files.contains(file_of(candidate)))
+            .filter_map(|candidate| close(candidate, id, name_len).map(|d| (d, candidate)))
+            .collect();
+        found.sort_unstable();
+        found.into_iter().map(|(_, c)| c).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inputs::ids::parse_collected;
+    use crate::source::SourceFile;
+
+    #[test]
+    fn nearest_ids_prefer_the_same_file_then_the_nearest_file() {
+        let set: IdSet = [
+            "a/t.py::test_one",
+            "a/t.py::test_two",
+            "a/u.py::test_one",
+            "b/v.py::test_x",
+        ]
+        .into_iter()
+        .collect();
+        assert_eq!(set.nearest("a/t.py::test_onr", 1), ["a/t.py::test_one"]);
+        assert_eq!(set.nearest("a/tt.py::test_one", 3), ["a/t.py::test_one"]);
+        assert!(set.nearest("z/q.py::something_else", 3).is_empty());
+    }
+
+    #[test]
+    fn id_sets_dedup_merge_shards_and_keep_first_seen_order() {
+        let mut builder = IdSetBuilder::default();
+        let first = SourceFile::new("a", "a", "t.py::b\nt.py::a\nt.py::b\n");
+        let ids = parse_collected(&first).unwrap();
+        builder.add(first, ids).unwrap();
+        let second = SourceFile::new("b", "b", "t.py::c\nt.py::a\n");
+        let ids = parse_collected(&second).unwrap();
+        builder.add(second, ids).unwrap();
+        builder.push("t.py::d");
+        let set = builder.build();
+        assert_eq!(
+            set.iter().collect::<Vec<_>>(),
+            ["t.py::b", "t.py::a", "t.py::c", "t.py::d"]
+        );
+        assert!(set.contains("t.py::c") && !set.contains("t.py::"));
+        assert_eq!(
+            (set.len(), set.get(3), set.get(4)),
+            (4, Some("t.py::d"), None)
+        );
+        let from_iter: IdSet = ["x.py::1", "x.py::1", "y.py::2"].into_iter().collect();
+        assert_eq!(from_iter.len(), 2);
+    }
+
+    #[test]
+    fn ids_of_any_length_survive_dedup_in_place() {
+        // Lengths around the one-byte limit, duplicates moving long ids to earlier slots,
+        // and a long id dropped by the truncation at the end.
+        let id =
+            |name: &str, len: usize| format!("t.py::{name}{}", "x".repeat(len - 6 - name.len()));
+        let ids = [
+            id("a", 254),
+            id("a", 254),
+            id("b", 255),
+            id("c", 300),
+            id("b", 255),
+            id("d", 20),
+            id("e", 70_000),
+            id("c", 300),
+        ];
+        let text = ids.join("\n") + "\n";
+        let source = SourceFile::new("c", "c", text);
+        let parsed = parse_collected(&source).unwrap();
+        let mut builder = IdSetBuilder::default();
+        builder.add(source, parsed).unwrap();
+        let set = builder.build();
+        let expected = [&ids[0], &ids[2], &ids[3], &ids[5], &ids[6]];
+        assert_eq!(set.iter().collect::<Vec<_>>(), expected);
+        for wanted in expected {
+            assert!(set.contains(wanted), "{}", &wanted[..10]);
+        }
+        assert!(!set.contains(&id("b", 256)) && !set.contains(&ids[2][..254]));
+    }
+}
