@@ -8,7 +8,7 @@ use crate::cli::CheckArgs;
 use crate::commands::{cli_input, emit, EXIT_PASS, EXIT_VIOLATIONS};
 use crate::config::Config;
 use crate::error::GateError;
-use crate::gate::{self, Checked, Timings};
+use crate::gate::{self, Checked};
 use crate::inputs::Facts;
 use crate::report::{human, Report};
 
@@ -60,31 +60,7 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &CheckArgs) -> Result<u
         record_history(cwd, path, &gate.config, &facts, &report, args.deny_warnings)?;
     }
     if args.facts.verbose {
-        let Timings {
-            started,
-            configured,
-            started_loading,
-            compiled,
-            gathered,
-            judged,
-            threaded,
-        } = timings;
-        let inputs_phase = match threaded {
-            true => "inputs started",
-            false => "inputs",
-        };
-        let ms = |from: Instant, to: Instant| (to - from).as_secs_f64() * 1000.0;
-        let now = Instant::now();
-        eprintln!(
-            "timing: config {:.1} ms, {inputs_phase} {:.1} ms, policies {:.1} ms, ledger {:.1} ms, rules {:.1} ms, output {:.1} ms",
-            ms(started, configured),
-            ms(configured, started_loading),
-            ms(started_loading, compiled),
-            ms(compiled, gathered),
-            ms(gathered, judged),
-            ms(judged, now)
-        );
-        eprintln!("checked in {:.1} ms", ms(started, now));
+        timings.print(Instant::now());
     }
     let code = if report.failed(args.deny_warnings) {
         EXIT_VIOLATIONS

@@ -28,55 +28,26 @@ pub const CASE_FILE: &str = "case.toml";
 pub const CONFIG_FILE: &str = "freezegate.toml";
 
 /// The inputs a case can give, each under one of its conventional file names, with the
-/// `check` flag it stands for. The ledger is required; the others are optional (and can
-/// be dropped from what a case inherits with `omit`).
-pub const CASE_INPUTS: [(&str, &[&str], &str); 11] = [
-    (
-        "ledger",
-        &[
-            "freeze_ledger.json",
-            "freeze_ledger.yaml",
-            "freeze_ledger.yml",
-            "freeze_ledger.toml",
-        ],
-        "--ledger",
-    ),
-    (
-        "collected",
-        &["collected.txt", "collected.json"],
-        "--collected",
-    ),
-    ("changed", &["changed.txt"], "--changed"),
-    (
-        "samples",
-        &["samples.json", "samples.jsonl", "observed"],
-        "--samples",
-    ),
-    (
-        "applied_skips",
-        &["skipped.json", "skipped.txt"],
-        "--applied-skips",
-    ),
-    ("results", &["junit.xml"], "--junit"),
-    ("coverage", &["coverage.json"], "--coverage"),
-    ("runs", &["run.json"], "--run"),
-    ("hunks", &["diff.txt"], "--diff"),
-    (
-        "base_collected",
-        &["base_collected.txt", "base_collected.json"],
-        "--base-collected",
-    ),
-    (
-        "base_ledger",
-        &[
-            "base_ledger.json",
-            "base_ledger.yaml",
-            "base_ledger.yml",
-            "base_ledger.toml",
-        ],
-        "--base-ledger",
-    ),
-];
+/// `check` flag it stands for: every input of [`crate::inputs::INPUTS`] a file gives, and
+/// the base ledger (which is no binding of its own). The ledger is required; the others
+/// are optional (and can be dropped from what a case inherits with `omit`).
+pub fn case_inputs() -> impl Iterator<Item = (&'static str, &'static [&'static str], &'static str)>
+{
+    crate::inputs::INPUTS
+        .iter()
+        .filter_map(|input| Some((input.name, input.case_files, input.option?)))
+        .filter(|(_, files, _)| !files.is_empty())
+        .chain([(
+            "base_ledger",
+            &[
+                "base_ledger.json",
+                "base_ledger.yaml",
+                "base_ledger.yml",
+                "base_ledger.toml",
+            ][..],
+            "--base-ledger",
+        )])
+}
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -543,12 +514,14 @@ fn prepare(
             .with_help("see the fixture format in docs/policies.md")
     };
     for omitted in &case.omit {
-        if !CASE_INPUTS
-            .iter()
-            .any(|(input, _, _)| input == omitted && *input != "ledger")
-        {
+        if !case_inputs().any(|(input, _, _)| input == omitted && input != "ledger") {
+            let omittable: Vec<&str> = case_inputs()
+                .map(|(input, _, _)| input)
+                .filter(|input| *input != "ledger")
+                .collect();
             return Err(case_err(format!(
-                "omit names `{omitted}`; inputs that can be omitted: collected, changed, samples, applied_skips, results, coverage, runs, hunks, base_collected, base_ledger"
+                "omit names `{omitted}`; inputs that can be omitted: {}",
+                omittable.join(", ")
             )));
         }
     }
@@ -611,7 +584,7 @@ fn prepare(
         argv.extend(["--commit".into(), commit.clone()]);
     }
     let mut inputs = Vec::new();
-    for (input, names, flag) in CASE_INPUTS {
+    for (input, names, flag) in case_inputs() {
         let omitted = case.omit.iter().any(|o| o == input);
         let found = find_input(case_dir, root, names, omitted, case_name, input)?;
         match found {

@@ -53,6 +53,27 @@ pub struct Timings {
     pub threaded: bool,
 }
 
+impl Timings {
+    /// The `--verbose` line of how long each stage took, up to `now`.
+    pub fn print(&self, now: Instant) {
+        let inputs_phase = match self.threaded {
+            true => "inputs started",
+            false => "inputs",
+        };
+        let ms = |from: Instant, to: Instant| (to - from).as_secs_f64() * 1000.0;
+        eprintln!(
+            "timing: config {:.1} ms, {inputs_phase} {:.1} ms, policies {:.1} ms, ledger {:.1} ms, rules {:.1} ms, output {:.1} ms",
+            ms(self.started, self.configured),
+            ms(self.configured, self.started_loading),
+            ms(self.started_loading, self.compiled),
+            ms(self.compiled, self.gathered),
+            ms(self.gathered, self.judged),
+            ms(self.judged, now)
+        );
+        eprintln!("checked in {:.1} ms", ms(self.started, now));
+    }
+}
+
 /// The whole gate on what the command line and config name: the config (from the
 /// trusted ref under `--trusted-ref`), the inputs loading while the pack compiles, the
 /// rules, and the report; exit 2 (an error) when no selected rule could run.

@@ -307,9 +307,10 @@ impl Builder {
     fn read(&mut self, source: &Source) -> Result<(), GateError> {
         let mut de = serde_json::Deserializer::from_str(&source.text);
         let mut found = Found::default();
-        let result = ReportSeed {
+        let result = Seed {
             builder: self,
             found: &mut found,
+            level: Level::Report,
         }
         .deserialize(&mut de)
         .and_then(|()| de.end());
@@ -453,168 +454,109 @@ impl<'de> de::Deserialize<'de> for BorrowedStr<'de> {
     }
 }
 
-struct ReportSeed<'b> {
+/// Where in a coverage.py report a value is.
+#[derive(Clone, Copy)]
+enum Level {
+    /// The report: an object with `meta` and `files`.
+    Report,
+    /// `files`: file path → the file's entry.
+    Files,
+    /// A file's entry, and the file's index.
+    File(u32),
+    /// A file's `contexts`: line number → context names.
+    Contexts(u32),
+    /// One line's context names, and the line's index.
+    Line(u32),
+}
+
+/// Reads the report level by level, each value straight into the builder: the one seed
+/// for every level of the document.
+struct Seed<'b> {
     builder: &'b mut Builder,
     found: &'b mut Found,
+    level: Level,
 }
 
-impl<'de> DeserializeSeed<'de> for ReportSeed<'_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        deserializer.deserialize_map(self)
-    }
-}
-
-impl<'de> Visitor<'de> for ReportSeed<'_> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a coverage.py JSON report (an object with `meta` and `files`)")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        while let Some(key) = map.next_key::<BorrowedStr>()? {
-            if key.0 == "files" {
-                self.found.files = true;
-                map.next_value_seed(FilesSeed {
-                    builder: &mut *self.builder,
-                    found: &mut *self.found,
-                })?;
-            } else {
-                map.next_value::<IgnoredAny>()?;
-            }
+impl Seed<'_> {
+    fn at(&mut self, level: Level) -> Seed<'_> {
+        Seed {
+            builder: &mut *self.builder,
+            found: &mut *self.found,
+            level,
         }
-        Ok(())
     }
 }
 
-struct FilesSeed<'b> {
-    builder: &'b mut Builder,
-    found: &'b mut Found,
-}
-
-impl<'de> DeserializeSeed<'de> for FilesSeed<'_> {
+impl<'de> DeserializeSeed<'de> for Seed<'_> {
     type Value = ();
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        deserializer.deserialize_map(self)
-    }
-}
-
-impl<'de> Visitor<'de> for FilesSeed<'_> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("`files`: an object of file paths")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        while let Some(path) = map.next_key::<BorrowedStr>()? {
-            let file = self.builder.file(&path.0);
-            map.next_value_seed(FileSeed {
-                builder: &mut *self.builder,
-                found: &mut *self.found,
-                file,
-            })?;
+        match self.level {
+            Level::Line(_) => deserializer.deserialize_seq(self),
+            _ => deserializer.deserialize_map(self),
         }
-        Ok(())
     }
 }
 
-struct FileSeed<'b> {
-    builder: &'b mut Builder,
-    found: &'b mut Found,
-    file: u32,
-}
-
-impl<'de> DeserializeSeed<'de> for FileSeed<'_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        deserializer.deserialize_map(self)
-    }
-}
-
-impl<'de> Visitor<'de> for FileSeed<'_> {
+impl<'de> Visitor<'de> for Seed<'_> {
     type Value = ();
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a file's entry: an object with `contexts`")
+        f.write_str(match self.level {
+            Level::Report => "a coverage.py JSON report (an object with `meta` and `files`)",
+            Level::Files => "`files`: an object of file paths",
+            Level::File(_) => "a file's entry: an object with `contexts`",
+            Level::Contexts(_) => "`contexts`: an object of line numbers to context lists",
+            Level::Line(_) => "a list of context names",
+        })
     }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+
+    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<(), A::Error> {
         let mut saw_contexts = false;
         while let Some(key) = map.next_key::<BorrowedStr>()? {
-            // Only the file's own `contexts`: `functions` and `classes` repeat them.
-            if key.0 == "contexts" {
-                saw_contexts = true;
-                map.next_value_seed(ContextsSeed {
-                    builder: &mut *self.builder,
-                    found: &mut *self.found,
-                    file: self.file,
-                })?;
-            } else {
-                map.next_value::<IgnoredAny>()?;
+            let inner = match self.level {
+                Level::Report if key.0 == "files" => {
+                    self.found.files = true;
+                    Some(Level::Files)
+                }
+                Level::Files => Some(Level::File(self.builder.file(&key.0))),
+                // Only the file's own `contexts`: `functions` and `classes` repeat them.
+                Level::File(file) if key.0 == "contexts" => {
+                    saw_contexts = true;
+                    Some(Level::Contexts(file))
+                }
+                Level::Contexts(file) => {
+                    // Line 0 is real: coverage.py gives it to an empty module's import.
+                    let number: u32 = key.0.parse().map_err(|_| {
+                        de::Error::custom(format!(
+                            "`contexts` key `{}` is not a line number",
+                            key.0
+                        ))
+                    })?;
+                    self.found.lines += 1;
+                    Some(Level::Line(self.builder.line(file, number)))
+                }
+                _ => None,
+            };
+            match inner {
+                Some(level) => map.next_value_seed(self.at(level))?,
+                None => {
+                    map.next_value::<IgnoredAny>()?;
+                }
             }
         }
-        if !saw_contexts {
+        if matches!(self.level, Level::File(_)) && !saw_contexts {
             self.found.files_without_contexts += 1;
         }
         Ok(())
     }
-}
 
-struct ContextsSeed<'b> {
-    builder: &'b mut Builder,
-    found: &'b mut Found,
-    file: u32,
-}
-
-impl<'de> DeserializeSeed<'de> for ContextsSeed<'_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        deserializer.deserialize_map(self)
-    }
-}
-
-impl<'de> Visitor<'de> for ContextsSeed<'_> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("`contexts`: an object of line numbers to context lists")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        while let Some(key) = map.next_key::<BorrowedStr>()? {
-            // Line 0 is real: coverage.py gives it to an empty module's import.
-            let number: u32 = key.0.parse().map_err(|_| {
-                de::Error::custom(format!("`contexts` key `{}` is not a line number", key.0))
-            })?;
-            let line = self.builder.line(self.file, number);
-            self.found.lines += 1;
-            map.next_value_seed(LineSeed {
-                builder: &mut *self.builder,
-                found: &mut *self.found,
-                line,
-            })?;
-        }
-        Ok(())
-    }
-}
-
-struct LineSeed<'b> {
-    builder: &'b mut Builder,
-    found: &'b mut Found,
-    line: u32,
-}
-
-impl<'de> DeserializeSeed<'de> for LineSeed<'_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        deserializer.deserialize_seq(self)
-    }
-}
-
-impl<'de> Visitor<'de> for LineSeed<'_> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a list of context names")
-    }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let Level::Line(line) = self.level else {
+            return Err(de::Error::invalid_type(de::Unexpected::Seq, &self));
+        };
         while let Some(context) = seq.next_element::<BorrowedStr>()? {
             if let Some(t) = self.builder.test(&context.0) {
                 self.found.test_contexts += 1;
-                self.builder.test_lines[t as usize].push(self.line);
+                self.builder.test_lines[t as usize].push(line);
             }
         }
         Ok(())

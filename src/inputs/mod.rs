@@ -232,6 +232,10 @@ pub struct Input {
     /// The flags (or config key) that provide it, as FZ001 names them.
     pub flag: &'static str,
     pub presence: Presence,
+    /// The `check` option that gives it as a file, when one does.
+    pub option: Option<&'static str>,
+    /// The file names a `freezegate test` case gives it under (none: a case cannot).
+    pub case_files: &'static [&'static str],
 }
 
 const fn input(name: &'static str, flag: &'static str, presence: Presence) -> Input {
@@ -239,31 +243,44 @@ const fn input(name: &'static str, flag: &'static str, presence: Presence) -> In
         name,
         flag,
         presence,
+        option: None,
+        case_files: &[],
     }
 }
 
-/// Every input, once: its binding name, the flags that provide it, and what its absence
-/// means.
+impl Input {
+    /// Given as a file by `option`, which a fixture case names one of `files`.
+    const fn file(self, option: &'static str, files: &'static [&'static str]) -> Input {
+        Input {
+            option: Some(option),
+            case_files: files,
+            ..self
+        }
+    }
+}
+
+/// Every input, once: its binding name, the flags that provide it, what its absence
+/// means, and the file a fixture case gives it in.
 pub const INPUTS: [Input; 19] = [
     input(
         "ledger",
         "--ledger FILE (or `ledger` in config)",
         Presence::Always,
-    ),
+    ).file("--ledger", &["freeze_ledger.json", "freeze_ledger.yaml", "freeze_ledger.yml", "freeze_ledger.toml"]),
     input(
         "collected",
         "--collected FILE or --collect",
         Presence::Required,
-    ),
+    ).file("--collected", &["collected.txt", "collected.json"]),
     input(
         "changed",
         "--changed FILE or --base REF",
         Presence::Required,
-    ),
-    input("samples", "--samples PATH", Presence::Required),
-    input("applied_skips", "--applied-skips FILE", Presence::Required),
+    ).file("--changed", &["changed.txt"]),
+    input("samples", "--samples PATH", Presence::Required).file("--samples", &["samples.json", "samples.jsonl", "observed"]),
+    input("applied_skips", "--applied-skips FILE", Presence::Required).file("--applied-skips", &["skipped.json", "skipped.txt"]),
     input("derived_skips", "the ledger", Presence::Always),
-    input("results", "--junit FILE", Presence::Optional),
+    input("results", "--junit FILE", Presence::Optional).file("--junit", &["junit.xml"]),
     input("params", "[params] in config", Presence::Always),
     input("today", "--today YYYY-MM-DD", Presence::Always),
     input(
@@ -276,13 +293,13 @@ pub const INPUTS: [Input; 19] = [
         "`owners_file` in config (a CODEOWNERS file)",
         Presence::Optional,
     ),
-    input("coverage", "--coverage FILE", Presence::Optional),
+    input("coverage", "--coverage FILE", Presence::Optional).file("--coverage", &["coverage.json"]),
     input("trusted_ref", "--trusted-ref REF", Presence::Optional),
     input(
         "runs",
         "--run FILE (or `run` in config): a record of `pytest --freezegate`",
         Presence::Optional,
-    ),
+    ).file("--run", &["run.json"]),
     input(
         "commit",
         "--commit SHA (or a git checkout)",
@@ -297,7 +314,7 @@ pub const INPUTS: [Input; 19] = [
         "hunks",
         "--base REF or --diff FILE (the lines the patch changed)",
         Presence::Optional,
-    ),
+    ).file("--diff", &["diff.txt"]),
     input(
         "selection_changes",
         "--changed FILE or --base REF (what the patch changed in conftest.py and pytest's config)",
@@ -307,7 +324,7 @@ pub const INPUTS: [Input; 19] = [
         "base_collected",
         "--base-run FILE (the base branch's run record) or --base-collected FILE",
         Presence::Optional,
-    ),
+    ).file("--base-collected", &["base_collected.txt", "base_collected.json"]),
 ];
 
 /// The input of that binding name.
@@ -317,4 +334,39 @@ pub fn input_named(name: &str) -> Option<&'static Input> {
 
 pub fn flag_for(name: &str) -> &'static str {
     input_named(name).map_or("?", |input| input.flag)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The registry and clap's `check` agree: each input's option is a flag of `check`,
+    /// and FZ001's hint names it.
+    #[test]
+    fn every_input_option_is_a_flag_of_check_and_its_hint() {
+        use clap::CommandFactory;
+        let cli = crate::cli::Cli::command();
+        let check = cli.find_subcommand("check").expect("a check subcommand");
+        let longs: Vec<String> = check
+            .get_arguments()
+            .filter_map(|arg| arg.get_long().map(|long| format!("--{long}")))
+            .collect();
+        let mut files = 0;
+        for input in INPUTS {
+            if let Some(option) = input.option {
+                assert!(
+                    longs.iter().any(|l| l == option),
+                    "{option} is no flag of check"
+                );
+                assert!(
+                    input.flag.contains(option),
+                    "{}: {}",
+                    input.name,
+                    input.flag
+                );
+                files += 1;
+            }
+        }
+        assert_eq!(files, 10);
+    }
 }
