@@ -103,8 +103,12 @@ def main():
         times = {name: [] for name in programs}
         peaks = {name: [] for name in programs}
         verdicts = {}
-        for _ in range(args.runs):
-            for name, cmd in programs.items():
+        names = list(programs)
+        for round_ in range(args.runs):
+            # Each round starts with another program: the one after Python's big process
+            # would otherwise always find the caches cold.
+            for name in names[round_ % len(names):] + names[:round_ % len(names)]:
+                cmd = programs[name]
                 elapsed, rss, out = timed(cmd, data)
                 if out.returncode not in (0, 1):
                     sys.exit(f"{name} failed on {workload}: {out.stderr}")
