@@ -212,30 +212,10 @@ pub fn register(engine: &mut Engine, pytest_root: String) {
         .register_fn("date", |date: Date| date)
         .register_fn("date", |_: ()| Dynamic::UNIT)
         .register_fn("-", |a: Date, b: Date| (a.0 - b.0).get_days() as INT)
-        .register_fn(
-            "+",
-            |a: Date, days: INT| -> Result<Date, Box<EvalAltResult>> {
-                a.0.checked_add(
-                    jiff::Span::new()
-                        .try_days(days)
-                        .map_err(|e| runtime_error(e.to_string()))?,
-                )
-                .map(Date)
-                .map_err(|e| runtime_error(format!("date out of range: {e}")))
-            },
-        )
-        .register_fn(
-            "-",
-            |a: Date, days: INT| -> Result<Date, Box<EvalAltResult>> {
-                a.0.checked_sub(
-                    jiff::Span::new()
-                        .try_days(days)
-                        .map_err(|e| runtime_error(e.to_string()))?,
-                )
-                .map(Date)
-                .map_err(|e| runtime_error(format!("date out of range: {e}")))
-            },
-        )
+        .register_fn("+", |a: Date, days: INT| shift(a, days))
+        .register_fn("-", |a: Date, days: INT| {
+            shift(a, days.checked_neg().unwrap_or(INT::MAX))
+        })
         .register_fn("==", |a: Date, b: Date| a == b)
         .register_fn("!=", |a: Date, b: Date| a != b)
         .register_fn("<", |a: Date, b: Date| a < b)
@@ -560,4 +540,15 @@ pub fn to_map<'a>(fields: impl IntoIterator<Item = &'a (InlineString, Node)>) ->
         .into_iter()
         .map(|(key, value)| (key.as_str().into(), to_dynamic(value)))
         .collect()
+}
+
+/// `date` moved by `days` (back when negative); out of range is a script error.
+fn shift(date: Date, days: INT) -> Result<Date, Box<EvalAltResult>> {
+    let span = jiff::Span::new()
+        .try_days(days)
+        .map_err(|e| runtime_error(e.to_string()))?;
+    date.0
+        .checked_add(span)
+        .map(Date)
+        .map_err(|e| runtime_error(format!("date out of range: {e}")))
 }

@@ -315,7 +315,12 @@ impl<'de> DeserializeSeed<'de> for Field<'_, '_> {
             "complete" => header.complete = Deserialize::deserialize(de)?,
             "tests" => {
                 header.saw_tests = true;
-                Tests(merge).deserialize(de)?
+                Seed {
+                    merge,
+                    header,
+                    level: Level::Tests,
+                }
+                .deserialize(de)?
             }
             "markers" => {
                 let markers: BTreeMap<String, Vec<String>> = Deserialize::deserialize(de)?;
@@ -358,31 +363,50 @@ impl<'de> DeserializeSeed<'de> for Field<'_, '_> {
     }
 }
 
-/// The whole record through serde: any JSON, with the parser's errors.
-struct RecordSeed<'m> {
-    merge: &'m mut Merge,
-    header: &'m mut Header,
+/// Which object a [`Seed`] reads.
+#[derive(Clone, Copy)]
+enum Level {
+    /// The whole record: any JSON, with the parser's errors.
+    Record,
+    /// The `tests` object, each row merged as it is read.
+    Tests,
 }
 
-impl<'de> DeserializeSeed<'de> for RecordSeed<'_> {
+/// The serde reader of a record, for both of its objects.
+struct Seed<'m> {
+    merge: &'m mut Merge,
+    header: &'m mut Header,
+    level: Level,
+}
+
+impl<'de> DeserializeSeed<'de> for Seed<'_> {
     type Value = ();
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
         deserializer.deserialize_map(self)
     }
 }
 
-impl<'de> Visitor<'de> for RecordSeed<'_> {
+impl<'de> Visitor<'de> for Seed<'_> {
     type Value = ();
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a run record (a JSON object)")
+        f.write_str(match self.level {
+            Level::Record => "a run record (a JSON object)",
+            Level::Tests => "an object of node id to {\"outcome\": ...}",
+        })
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         while let Some(key) = map.next_key::<Cow<'de, str>>()? {
-            map.next_value_seed(Field {
-                key: &key,
-                merge: self.merge,
-                header: self.header,
-            })?;
+            match self.level {
+                Level::Record => map.next_value_seed(Field {
+                    key: &key,
+                    merge: self.merge,
+                    header: self.header,
+                })?,
+                Level::Tests => {
+                    let raw: RawDetail<'de> = map.next_value()?;
+                    self.merge.row(&key, raw)?;
+                }
+            }
         }
         Ok(())
     }
@@ -406,30 +430,6 @@ impl<'de, F: FnMut(&str)> Visitor<'de> for Ids<F> {
     fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<(), A::Error> {
         while let Some(id) = seq.next_element::<Cow<'de, str>>()? {
             (self.0)(&id);
-        }
-        Ok(())
-    }
-}
-
-/// The `tests` object, each row merged as it is read.
-struct Tests<'m>(&'m mut Merge);
-
-impl<'de> DeserializeSeed<'de> for Tests<'_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        deserializer.deserialize_map(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Tests<'_> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an object of node id to {\"outcome\": ...}")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        while let Some(id) = map.next_key::<Cow<'de, str>>()? {
-            let raw: RawDetail<'de> = map.next_value()?;
-            self.0.row(&id, raw)?;
         }
         Ok(())
     }
@@ -563,9 +563,10 @@ fn read_with(
         return check_header(source, header);
     }
     let mut de = serde_json::Deserializer::from_str(&source.text);
-    RecordSeed {
+    Seed {
         merge,
         header: &mut header,
+        level: Level::Record,
     }
     .deserialize(&mut de)
     .and_then(|()| de.end())
