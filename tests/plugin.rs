@@ -12,7 +12,7 @@ use std::process::{Command, Output};
 use std::sync::OnceLock;
 
 use common::text;
-use common::wheel::{run_ok, wheel};
+use common::wheel::install_wheel;
 use serde_json::{json, Value};
 
 const BIN: &str = env!("CARGO_BIN_EXE_freezegate");
@@ -25,20 +25,10 @@ fn python() -> &'static Path {
     static PYTHON: OnceLock<PathBuf> = OnceLock::new();
     PYTHON.get_or_init(|| {
         let python = common::venv_python_importing(&["pytest", "hypothesis", "xdist"]);
-        run_ok(
+        install_wheel(
             "pip install <this tree's wheel> into the test venv",
-            Command::new(&python)
-                .args([
-                    "-m",
-                    "pip",
-                    "install",
-                    "-q",
-                    "--disable-pip-version-check",
-                    "--no-index",
-                    "--no-deps",
-                    "--force-reinstall",
-                ])
-                .arg(&wheel().path),
+            &python,
+            &["--no-deps", "--force-reinstall"],
         );
         python
     })
@@ -676,6 +666,31 @@ fn an_inline_skip_marker_is_fz601_pointing_at_the_decorator() {
     common::assert_contains(
         v["message"].as_str().unwrap(),
         "is skipped by a marker: flaky",
+    );
+}
+
+#[test]
+fn a_skip_marker_below_another_decorator_is_fz601_at_the_skip() {
+    // Python gives the function the first decorator's line; the skip is the second.
+    let report = judge_patch(
+        nothing,
+        |p| {
+            edit(
+                p,
+                "tests/test_app.py",
+                "@pytest.mark.parametrize(\"amount\", [1, 2, 3])\ndef test_cases",
+                "@pytest.mark.parametrize(\"amount\", [1, 2, 3])\n@pytest.mark.skip(reason=\"later\")\ndef test_cases",
+            )
+        },
+        1,
+        &["FZ601"],
+        &[],
+    );
+    let v = violation(&report, "FZ601");
+    assert_eq!(v["test_id"], "tests/test_app.py::test_cases[1]");
+    assert_eq!(
+        v["line"], 15,
+        "the skip decorator's line, not parametrize's: {v}"
     );
 }
 

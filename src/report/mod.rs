@@ -283,9 +283,20 @@ fn source_line(
     let in_repo = crate::inputs::ids::repo_file(&config.pytest_root_in_repo(), file);
     let source = crate::source::SourceFile::read(&config.repo_root.join(&in_repo), in_repo).ok()?;
     let lines: Vec<&str> = source.text.lines().collect();
+    // Python gives a decorated function the line of its first decorator: the marker may
+    // be any decorator down to the `def` (or `class`) it decorates.
+    let statement = (line.max(1)..=lines.len())
+        .take(30)
+        .find(|&at| {
+            let text = lines[at - 1].trim_start();
+            ["def ", "async def ", "class "]
+                .iter()
+                .any(|start| text.starts_with(start))
+        })
+        .unwrap_or(line);
     // A decorator stands right above its `def`, or above its class: look up through it.
     let above = |word: &str| {
-        (line.saturating_sub(30).max(1)..=line.min(lines.len()))
+        (statement.saturating_sub(30).max(1)..=statement.min(lines.len()))
             .rev()
             .find(|&at| lines[at - 1].contains(word))
     };
