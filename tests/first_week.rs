@@ -42,8 +42,7 @@ fn args(v: &[String]) -> Vec<&str> {
 
 #[test]
 fn freeze_add_refuses_what_the_ledger_alone_shows_is_wrong_and_writes_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir(dir.path().join(".git")).unwrap();
+    let dir = common::repo_dir();
     let original = ledger_with(json!([common::entry()]));
     write(dir.path(), LEDGER, &original);
 
@@ -94,8 +93,7 @@ fn freeze_add_refuses_what_the_ledger_alone_shows_is_wrong_and_writes_nothing() 
 
 #[test]
 fn freeze_remove_of_the_last_toml_entry_leaves_an_empty_list() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir(dir.path().join(".git")).unwrap();
+    let dir = common::repo_dir();
     write(
         dir.path(),
         "freezegate.toml",
@@ -123,8 +121,7 @@ fn freeze_remove_of_the_last_toml_entry_leaves_an_empty_list() {
 
 #[test]
 fn writes_keep_the_mode_of_the_file_they_replace_and_new_files_follow_the_umask() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir(dir.path().join(".git")).unwrap();
+    let dir = common::repo_dir();
     let out = freezegate(dir.path()).arg("init").output().unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
     // The test process runs under the usual umask 022 (CI and the shell alike).
@@ -154,8 +151,7 @@ fn writes_keep_the_mode_of_the_file_they_replace_and_new_files_follow_the_umask(
 
 #[test]
 fn test_runs_right_after_init() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir(dir.path().join(".git")).unwrap();
+    let dir = common::repo_dir();
     let out = freezegate(dir.path()).arg("test").output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     common::assert_contains(&text(&out.stderr), "policies/tests: does not exist");

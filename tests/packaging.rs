@@ -18,7 +18,7 @@
 
 mod common;
 
-use common::wheel::{describe, run, run_ok, tools_python, wheel};
+use common::wheel::{describe, install_wheel, run, run_ok, tools_python, wheel};
 use common::{git, hermetic, text};
 
 use std::collections::BTreeMap;
@@ -89,22 +89,13 @@ struct Installed {
 fn installed() -> &'static Installed {
     static INSTALLED: OnceLock<Installed> = OnceLock::new();
     INSTALLED.get_or_init(|| {
-        let wheel = &wheel().path;
         let dir = tempfile::tempdir().unwrap();
         let started = Instant::now();
         let venv = fresh_venv(dir.path());
-        run_ok(
+        install_wheel(
             "pip install <wheel> into a fresh venv (no index)",
-            Command::new(venv_bin(&venv, "python"))
-                .args([
-                    "-m",
-                    "pip",
-                    "install",
-                    "-q",
-                    "--disable-pip-version-check",
-                    "--no-index",
-                ])
-                .arg(wheel),
+            &venv_bin(&venv, "python"),
+            &[],
         );
         let install_time = started.elapsed();
         Installed {

@@ -256,8 +256,7 @@ fn one_run_writes_human_output_and_two_report_files() {
 
 #[test]
 fn init_then_check_works_in_a_fresh_repository_and_never_overwrites() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir(dir.path().join(".git")).unwrap();
+    let dir = common::repo_dir();
     let sub = dir.path().join("src/pkg");
     std::fs::create_dir_all(&sub).unwrap();
     let out = freezegate(&sub).arg("init").output().unwrap();
@@ -308,8 +307,7 @@ fn init_then_check_works_in_a_fresh_repository_and_never_overwrites() {
 
 #[test]
 fn freeze_add_renew_remove_round_trip_json_without_loss() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir(dir.path().join(".git")).unwrap();
+    let dir = common::repo_dir();
     let original = "{\n  \"schema\": 1,\n  \"freezes\": [\n    {\n      \"test_id\": \"tests/t.py::test_old\",\n      \"ticket\": \"BILL-9\",\n      \"reason\": \"r\",\n      \"owner\": \"o\",\n      \"opened\": \"2026-11-20\",\n      \"expires\": \"2026-11-30\",\n      \"invariant\": \"i\",\n      \"compensating_property\": \"tests/p.py::test_p\"\n    }\n  ]\n}\n";
     write(dir.path(), "gate/freeze_ledger.json", original);
     let out = freeze(
@@ -419,8 +417,7 @@ fn freeze_add_renew_remove_round_trip_json_without_loss() {
 
 #[test]
 fn freeze_edits_keep_toml_comments_and_refuse_commented_yaml() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir(dir.path().join(".git")).unwrap();
+    let dir = common::repo_dir();
     write(
         dir.path(),
         "freezegate.toml",

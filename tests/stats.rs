@@ -853,13 +853,8 @@ fn coverage_at_stake_across_open_freezes() {
 
 #[test]
 fn skips_outside_the_ledger_and_the_suite_size_over_the_history() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir(dir.path().join(".git")).unwrap();
-    let write = |name: &str, text: &str| {
-        let path = dir.path().join(name);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    };
+    let dir = common::repo_dir();
+    let write = |name: &str, text: &str| common::write(dir.path(), name, text);
     write("gate/freeze_ledger.json", r#"{"schema": 1, "freezes": []}"#);
     write(
         "gate/skip_baseline.json",

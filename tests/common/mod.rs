@@ -218,6 +218,14 @@ pub fn freezegate(dir: &Path) -> std::process::Command {
     command
 }
 
+/// A directory freezegate takes for a repository's root: it holds a `.git` folder (no
+/// git needed for commands that only find the root).
+pub fn repo_dir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join(".git")).unwrap();
+    dir
+}
+
 pub fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let path = dir.join(name);
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();

@@ -37,6 +37,25 @@ pub fn run_ok(what: &str, command: &mut Command) -> Output {
     out
 }
 
+/// `python -m pip install --no-index [extra] <this tree's wheel>`: offline, the way a user
+/// installs a downloaded wheel.
+pub fn install_wheel(what: &str, python: &Path, extra: &[&str]) -> Output {
+    run_ok(
+        what,
+        Command::new(python)
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                "--disable-pip-version-check",
+                "--no-index",
+            ])
+            .args(extra)
+            .arg(&wheel().path),
+    )
+}
+
 /// The venv of `.ci/python-env`, with the packaging tools installed (once per run).
 pub fn tools_python() -> &'static Path {
     static PYTHON: OnceLock<PathBuf> = OnceLock::new();

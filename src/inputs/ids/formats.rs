@@ -1,7 +1,8 @@
 //! The line formats ids arrive in: pytest's collection, changed files, id lists.
 
-use super::{is_node_id, normalize_path, Ids, Spans};
+use super::{is_node_id, Ids, Spans};
 use crate::error::GateError;
+use crate::paths;
 use crate::source::Source;
 
 fn bad_line(
@@ -299,7 +300,7 @@ pub fn parse_changed(source: &Source) -> Result<Ids, GateError> {
         spans
             .iter()
             .map(|(start, len)| {
-                normalize_path(&source.text[start as usize..(start + len) as usize])
+                paths::normalize(&source.text[start as usize..(start + len) as usize])
             })
             .collect(),
     ))

@@ -122,15 +122,15 @@ fn is_node_id_chars(s: &str) -> bool {
     valid_file && names > 0
 }
 
-pub use crate::paths::normalize as normalize_path;
+use crate::paths;
 
 /// Joins pytest's rootdir (relative to the repository root) with a node id's file.
 pub fn repo_file(pytest_root: &str, node_id: &str) -> String {
     let file = file_of(node_id);
     if pytest_root.is_empty() {
-        normalize_path(file)
+        paths::normalize(file)
     } else {
-        normalize_path(&format!("{pytest_root}/{file}"))
+        paths::normalize(&format!("{pytest_root}/{file}"))
     }
 }
 

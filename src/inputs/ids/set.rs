@@ -76,11 +76,6 @@ impl Spans {
         }
     }
 
-    pub fn reserve(&mut self, n: usize) {
-        self.starts.reserve(n);
-        self.lens.reserve(n);
-    }
-
     pub fn len(&self) -> usize {
         self.starts.len()
     }
@@ -155,11 +150,12 @@ impl IdText {
         self.added.push_str(id);
         start
     }
+}
 
-    fn truncate(&mut self, start: u32) {
-        let base = self.read_len();
-        self.added.truncate(start as usize - base);
-    }
+/// The bytes of the id at place `index`.
+fn span_bytes<'t>(text: &'t IdText, spans: &Spans, index: u32) -> &'t [u8] {
+    let (start, len) = spans.get(index as usize);
+    text.get(start, len).as_bytes()
 }
 
 fn hash_str(id: &str) -> u64 {
@@ -187,10 +183,7 @@ impl IdSetInner {
     fn index_span(&mut self, start: u32, len: u32, index: u32) -> bool {
         let (text, spans) = (&self.text, &self.spans);
         let id = text.get(start, len).as_bytes();
-        let at = |i: u32| {
-            let (s, l) = spans.get(i as usize);
-            text.get(s, l).as_bytes()
-        };
+        let at = |i: u32| span_bytes(text, spans, i);
         match self
             .table
             .entry(hash_bytes(id), |&i| at(i) == id, |&i| hash_bytes(at(i)))
@@ -260,16 +253,9 @@ impl IdSetBuilder {
         Ok(())
     }
 
-    /// Adds one id, copying it into the set's text (taken back if it was there already).
+    /// Adds one id, copying it into the set's text unless it is there already.
     pub fn push(&mut self, id: &str) {
-        let inner = &mut self.inner;
-        let start = inner.text.push(id);
-        let index = inner.spans.len() as u32;
-        if inner.index_span(start, id.len() as u32, index) {
-            inner.spans.push(start, id.len() as u32);
-        } else {
-            inner.text.truncate(start);
-        }
+        self.insert(id);
     }
 
     pub fn build(self) -> IdSet {
@@ -281,10 +267,7 @@ impl IdSetBuilder {
     pub fn insert(&mut self, id: &str) -> usize {
         let inner = &mut self.inner;
         let (text, spans) = (&inner.text, &inner.spans);
-        let at = |i: u32| {
-            let (s, l) = spans.get(i as usize);
-            text.get(s, l).as_bytes()
-        };
+        let at = |i: u32| span_bytes(text, spans, i);
         let bytes = id.as_bytes();
         match inner.table.entry(
             hash_bytes(bytes),
@@ -300,18 +283,6 @@ impl IdSetBuilder {
                 index as usize
             }
         }
-    }
-
-    /// Room for `ids` more ids of `bytes` bytes in all.
-    pub fn reserve(&mut self, ids: usize, bytes: usize) {
-        let inner = &mut self.inner;
-        inner.text.added.reserve(bytes);
-        inner.spans.reserve(ids);
-        let (text, spans) = (&inner.text, &inner.spans);
-        inner.table.reserve(ids, |&i| {
-            let (s, l) = spans.get(i as usize);
-            hash_bytes(text.get(s, l).as_bytes())
-        });
     }
 
     /// The id at a place below [`IdSetBuilder::len`].
