@@ -93,15 +93,15 @@ fn evaluate_pack(bencher: divan::Bencher) {
             )
             .unwrap();
             let mut facts = Facts::of_ledger(ledger, "2026-11-30".parse().unwrap(), String::new());
-            facts.collected = Some(collected.clone()).into();
-            facts.changed = Some(
+            facts.loaded.collected = Some(collected.clone()).into();
+            facts.loaded.changed = Some(
                 (0..FREEZES)
                     .map(|i| format!("tests/props/test_prop{i}.py"))
                     .collect(),
             )
             .into();
-            facts.samples = Some(freezegate::inputs::samples::Samples::default()).into();
-            facts.applied_skips = Some(IdSet::default()).into();
+            facts.loaded.samples = Some(freezegate::inputs::samples::Samples::default()).into();
+            facts.loaded.applied_skips = Some(IdSet::default()).into();
             facts.target_branch = Some("main".into());
             facts.jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
             facts

@@ -247,7 +247,7 @@ fn the_tutorials_near_miss_catches_the_off_by_one() {
 
 #[test]
 fn every_binding_and_helper_is_documented() {
-    for input in freezegate::inputs::INPUTS.map(|input| input.name) {
+    for input in freezegate::inputs::INPUTS.iter().map(|input| input.name) {
         assert!(
             DOC.contains(&format!("| `{input}` |")),
             "binding `{input}` is missing from the bindings table"

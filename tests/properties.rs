@@ -259,11 +259,11 @@ impl FactsModel {
                 .expect("generated JUnit parses")
         });
         let mut facts = Facts::of_ledger(ledger, TODAY, String::new());
-        facts.collected = Some(IdSet::from_iter(collected)).into();
-        facts.changed = Some(IdSet::from_iter(changed)).into();
-        facts.samples = Some(samples).into();
-        facts.applied_skips = Some(IdSet::from_iter(applied)).into();
-        facts.results = results.into();
+        facts.loaded.collected = Some(IdSet::from_iter(collected)).into();
+        facts.loaded.changed = Some(IdSet::from_iter(changed)).into();
+        facts.loaded.samples = Some(samples).into();
+        facts.loaded.applied_skips = Some(IdSet::from_iter(applied)).into();
+        facts.loaded.results = results.into();
         facts.target_branch = Some("main".into());
         facts
     }

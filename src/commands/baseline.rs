@@ -38,7 +38,7 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &BaselineArgs) -> Resul
             }
             current.push(Json::Object(entry));
         };
-    if let Some(runs) = facts.runs.get() {
+    if let Some(runs) = facts.loaded.runs.get() {
         for skip in runs.skips() {
             add(
                 &skip.test_id,
@@ -54,7 +54,9 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &BaselineArgs) -> Resul
         for id in runs.dropped.iter() {
             add(id, "dropped", None, None, None);
         }
-    } else if let (Some(results), Some(collected)) = (facts.results.get(), facts.collected.get()) {
+    } else if let (Some(results), Some(collected)) =
+        (facts.loaded.results.get(), facts.loaded.collected.get())
+    {
         for id in collected.iter() {
             if results.outcome(id) == Some(crate::inputs::junit::Outcome::Skipped) {
                 add(id, "skip", None, None, None);

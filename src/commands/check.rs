@@ -5,11 +5,12 @@ use std::path::Path;
 use std::time::Instant;
 
 use crate::cli::CheckArgs;
-use crate::commands::{cli_input, emit, EXIT_PASS, EXIT_VIOLATIONS};
+use crate::commands::{emit, EXIT_PASS, EXIT_VIOLATIONS};
 use crate::config::Config;
 use crate::error::GateError;
 use crate::gate::{self, Checked};
 use crate::inputs::Facts;
+use crate::inputs::InputPath;
 use crate::report::{human, Report};
 
 pub fn run(cwd: &Path, config_path: Option<&Path>, args: &CheckArgs) -> Result<u8, GateError> {
@@ -82,7 +83,7 @@ fn record_history(
     report: &Report,
     deny_warnings: bool,
 ) -> Result<(), GateError> {
-    let input = cli_input(cwd, path, &config.repo_root);
+    let input = InputPath::from_cli(cwd, path, &config.repo_root);
     let record = crate::stats::history::Record::of_run(
         report,
         facts.today,

@@ -6,7 +6,7 @@ use std::path::Path;
 use serde_json::{json, Map as JsonMap, Value as Json};
 
 use crate::cli::{FreezeAction, FreezeArgs};
-use crate::commands::{cli_input, write_atomic, EXIT_PASS, EXIT_VIOLATIONS};
+use crate::commands::{write_atomic, EXIT_PASS, EXIT_VIOLATIONS};
 use crate::document::Format;
 use crate::engine::bindings::Date;
 use crate::engine::selection::Selection;
@@ -14,6 +14,7 @@ use crate::error::GateError;
 use crate::gate::Gate;
 use crate::inputs::ledger::Ledger;
 use crate::inputs::Facts;
+use crate::inputs::InputPath;
 use crate::report::{human, Report};
 use crate::source::SourceFile;
 
@@ -22,7 +23,7 @@ const DEFAULT_WINDOW: i64 = 14;
 pub fn run(cwd: &Path, config_path: Option<&Path>, args: &FreezeArgs) -> Result<u8, GateError> {
     let gate = Gate::load(cwd, config_path)?;
     let ledger_input = match &args.ledger {
-        Some(path) => cli_input(cwd, path, &gate.config.repo_root),
+        Some(path) => InputPath::from_cli(cwd, path, &gate.config.repo_root),
         None => crate::inputs::InputPath {
             name: crate::config::display_path(&gate.config.ledger, &gate.config.repo_root),
             path: gate.config.ledger.clone(),
@@ -137,7 +138,7 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &FreezeArgs) -> Result<
     if !matches!(edit, Edit::Remove(_)) {
         let paths = |list: &[std::path::PathBuf]| -> Vec<crate::inputs::InputPath> {
             list.iter()
-                .map(|p| cli_input(cwd, p, &gate.config.repo_root))
+                .map(|p| InputPath::from_cli(cwd, p, &gate.config.repo_root))
                 .collect()
         };
         let collected = match args.run.is_empty() {
@@ -199,7 +200,7 @@ fn validate(
         .collect();
     let selection = Selection::new(&gate.pack, &gate.config, &answerable, &[])?;
     let mut facts = Facts::of_ledger(ledger, today.0, gate.config.pytest_root_in_repo());
-    facts.collected = collected.into();
+    facts.loaded.collected = collected.into();
     let (_, mut report) = crate::gate::judge(gate, &facts, &selection)?;
     report.violations.retain(|v| {
         v.code != crate::engine::policy::INPUT_MISSING && v.test_id.as_deref() == Some(test_id)

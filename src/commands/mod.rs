@@ -10,7 +10,7 @@ pub mod stats;
 pub mod test;
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
+
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -71,19 +71,6 @@ pub fn run(cli: Cli) -> Result<u8, GateError> {
             );
             Ok(EXIT_PASS)
         }
-    }
-}
-
-/// A path from the command line, relative to the working directory.
-pub fn cli_input(
-    cwd: &std::path::Path,
-    path: &std::path::Path,
-    repo_root: &std::path::Path,
-) -> crate::inputs::InputPath {
-    let path: PathBuf = cwd.join(path);
-    crate::inputs::InputPath {
-        name: crate::config::display_path(&path, repo_root),
-        path,
     }
 }
 

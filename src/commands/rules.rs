@@ -111,7 +111,7 @@ pub fn explain(cwd: &Path, config_path: Option<&Path>, code: &str) -> Result<u8,
         println!("Severity here: {effective} (set in {config} [rules])");
     }
     if let Some(needs) = rule.needs.as_ref().filter(|needs| !needs.is_empty()) {
-        let flags: Vec<&str> = needs.iter().map(|n| crate::inputs::flag_for(n)).collect();
+        let flags: Vec<&str> = needs.iter().map(|n| crate::inputs::hint_for(n)).collect();
         println!("Needs: {}", crate::words::join_and(&flags));
     }
     println!("Policy: {}", rule.policy);

@@ -3,16 +3,17 @@
 use std::path::Path;
 
 use crate::cli::{SkipsArgs, SkipsFormat};
-use crate::commands::{cli_input, EXIT_PASS};
+use crate::commands::EXIT_PASS;
 use crate::config::Config;
 use crate::error::GateError;
 use crate::inputs::ledger::Ledger;
+use crate::inputs::InputPath;
 
 pub fn run(cwd: &Path, config_path: Option<&Path>, args: &SkipsArgs) -> Result<u8, GateError> {
     let config = Config::discover(cwd, config_path)?;
     let ledger = match &args.ledger {
         Some(path) => {
-            let input = cli_input(cwd, path, &config.repo_root);
+            let input = InputPath::from_cli(cwd, path, &config.repo_root);
             Ledger::load(&input.path, &input.name)?
         }
         None => Ledger::load(

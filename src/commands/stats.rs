@@ -6,13 +6,14 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use crate::cli::{StatsArgs, StatsFormat};
-use crate::commands::{cli_input, emit, EXIT_PASS};
+use crate::commands::{emit, EXIT_PASS};
 use crate::engine::bindings::Date;
 use crate::engine::policy::Severity;
 use crate::engine::selection::Selection;
 use crate::engine::Target;
 use crate::error::GateError;
 use crate::gate::{gather, judge, Gate};
+use crate::inputs::InputPath;
 use crate::stats::{self, DepositInput, FreezeFacts, HistoryInput, Inputs, Stats};
 
 /// The rule categories whose error-severity violations make a deposit fail.
@@ -92,20 +93,18 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &StatsArgs) -> Result<u
             opened: date(entry, "opened"),
             expires: date(entry, "expires"),
             failing: codes.into_iter().collect(),
-            coverage: facts
-                .coverage
-                .get()
-                .zip(entry.test_id())
-                .map(|(coverage, test_id)| {
+            coverage: facts.loaded.coverage.get().zip(entry.test_id()).map(
+                |(coverage, test_id)| {
                     let deposit = coverage.deposit(test_id, &entry.properties());
                     (deposit.at_stake.len(), deposit.covered)
-                }),
+                },
+            ),
         })
         .collect();
 
     let history = match &args.history {
         Some(path) => {
-            let input = cli_input(cwd, path, &gate.config.repo_root);
+            let input = InputPath::from_cli(cwd, path, &gate.config.repo_root);
             let history = crate::stats::history::load(&input.path, &input.name)?;
             for line in &history.torn_lines {
                 eprintln!(

@@ -101,7 +101,9 @@ enum Binding {
     Loading(Arc<dyn LoadingInput>),
 }
 
-trait LoadingInput: Send + Sync {
+/// A loaded input as the engine sees it, whatever its type
+/// ([`crate::inputs::Loaded::bindings`]).
+pub trait LoadingInput: Send + Sync {
     fn is_ready(&self) -> bool;
     /// Whether the input was given (one still loading was).
     fn is_given(&self) -> bool;
@@ -109,24 +111,51 @@ trait LoadingInput: Send + Sync {
     fn wait(&self) -> (Dynamic, Duration);
 }
 
-impl<T: Clone + Send + Sync + 'static> LoadingInput for Deferred<T> {
+/// What scripts see of a loaded input's value: by default the value itself, a type
+/// [`bindings::register`] gives methods to.
+pub trait ScriptValue: Clone + Send + Sync + 'static {
+    fn to_script(&self) -> Dynamic {
+        Dynamic::from(self.clone())
+    }
+}
+
+impl ScriptValue for IdSet {}
+impl ScriptValue for crate::inputs::samples::Samples {}
+impl ScriptValue for crate::inputs::junit::Results {}
+impl ScriptValue for crate::inputs::coverage::Coverage {}
+impl ScriptValue for crate::inputs::run_record::Runs {}
+impl ScriptValue for crate::inputs::Hunks {}
+
+/// `selection_changes`: an array of `#{file, what}`.
+impl ScriptValue for Vec<(String, String)> {
+    fn to_script(&self) -> Dynamic {
+        let items: rhai::Array = self
+            .iter()
+            .map(|(file, what)| {
+                let mut map = Map::new();
+                map.insert("file".into(), file.clone().into());
+                map.insert("what".into(), what.clone().into());
+                Dynamic::from_map(map)
+            })
+            .collect();
+        Dynamic::from_array(items)
+    }
+}
+
+impl<T: ScriptValue> LoadingInput for Deferred<T> {
     fn is_ready(&self) -> bool {
         Deferred::is_ready(self)
     }
     fn is_given(&self) -> bool {
-        !Deferred::is_ready(self) || self.get().is_some()
+        Deferred::is_given(self)
     }
     fn wait(&self) -> (Dynamic, Duration) {
         let (value, waited) = self.get_timed();
-        (value.cloned().map_or(Dynamic::UNIT, Dynamic::from), waited)
+        (value.map_or(Dynamic::UNIT, T::to_script), waited)
     }
 }
 
 impl Binding {
-    fn of<T: Clone + Send + Sync + 'static>(input: &Deferred<T>) -> Binding {
-        Binding::Loading(Arc::new(input.clone()))
-    }
-
     fn is_loading(&self) -> bool {
         matches!(self, Binding::Loading(input) if !input.is_ready())
     }
@@ -342,31 +371,9 @@ impl ScriptEngine {
         set("trusted_ref", facts.trusted_ref.clone().map(Dynamic::from));
         set("commit", facts.commit.clone().map(Dynamic::from));
         set("baseline", Some(baseline_value(&facts.baseline)));
-        shared.insert("collected", Binding::of(&facts.collected));
-        shared.insert("changed", Binding::of(&facts.changed));
-        shared.insert("samples", Binding::of(&facts.samples));
-        shared.insert("applied_skips", Binding::of(&facts.applied_skips));
-        shared.insert("results", Binding::of(&facts.results));
-        shared.insert("coverage", Binding::of(&facts.coverage));
-        shared.insert("runs", Binding::of(&facts.runs));
-        shared.insert("base_collected", Binding::of(&facts.base_collected));
-        shared.insert("hunks", Binding::of(&facts.hunks));
-        let changes = facts.selection_changes.get().map(|changes| {
-            let items: rhai::Array = changes
-                .iter()
-                .map(|(file, what)| {
-                    let mut map = Map::new();
-                    map.insert("file".into(), file.clone().into());
-                    map.insert("what".into(), what.clone().into());
-                    Dynamic::from_map(map)
-                })
-                .collect();
-            Dynamic::from_array(items)
-        });
-        shared.insert(
-            "selection_changes",
-            Binding::Ready(changes.unwrap_or(Dynamic::UNIT)),
-        );
+        for (name, input) in facts.loaded.bindings() {
+            shared.insert(name, Binding::Loading(input));
+        }
 
         let jobs: Vec<&Script> = pack
             .scripts
@@ -600,7 +607,7 @@ fn missing_input_reports(script: &Script, missing: &[(String, Vec<String>)]) -> 
             message: format!(
                 "{} needs `{input}`, which was not given: give {}; not evaluated: {}",
                 script.name,
-                crate::inputs::flag_for(input),
+                crate::inputs::hint_for(input),
                 codes.join(", ")
             ),
             script: policy::CORE_POLICY.into(),
@@ -810,8 +817,7 @@ fn ledger_value(facts: &Facts) -> Dynamic {
     map.insert("file".into(), ledger.source.name.as_str().into());
     map.insert("has_base".into(), ledger.has_base.into());
     // What run records must name (FZ404); hashed only when records were given.
-    let runs_given = !facts.runs.is_ready() || facts.runs.get().is_some();
-    if runs_given {
+    if facts.loaded.runs.is_given() {
         map.insert("sha256".into(), ledger.sha256().into());
     }
     if !map.contains_key("max_window_days") {

@@ -1,21 +1,15 @@
-//! Loading the facts: which inputs were given, where each loads (see [`Plan`]), and the
-//! ledger, read while the rest load.
+//! Loading the facts: the inputs the registry declares start loading (see
+//! [`Loaded::start`]), and the ledger is read while they load.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use super::loading::{Loading, Plan, Size};
-use crate::cli::FactArgs;
-use crate::commands::cli_input;
 use crate::config::{Config, FileTree};
 use crate::engine::bindings::Date;
 use crate::error::GateError;
-use crate::inputs::coverage::Coverage;
-use crate::inputs::ids::{self, IdSet};
-use crate::inputs::junit::Results;
 use crate::inputs::ledger::Ledger;
-use crate::inputs::run_record::Runs;
-use crate::inputs::samples::Samples;
-use crate::inputs::{merge, read_merged, tools, Deferred, Facts, InputPath};
+use crate::inputs::load::Context;
+use crate::inputs::loading::Loading;
+use crate::inputs::{tools, FactArgs, Facts, InputPath, Loaded};
 
 /// Loads every input that was given; inputs not given stay `None` for `require`.
 pub fn gather(cwd: &Path, config: &Config, args: &FactArgs) -> Result<Facts, GateError> {
@@ -44,7 +38,7 @@ fn base_ledger(
     ledger: &Ledger,
 ) -> Result<Option<Option<Ledger>>, GateError> {
     if let Some(path) = &args.base_ledger {
-        let input = cli_input(cwd, path, &config.repo_root);
+        let input = InputPath::from_cli(cwd, path, &config.repo_root);
         return Ledger::load(&input.path, &input.name).map(|l| Some(Some(l)));
     }
     let Some(base) = &args.base else {
@@ -67,66 +61,13 @@ fn base_ledger(
     }
 }
 
-/// From this size on (all inputs together, or the small ones together), inputs are
-/// worth a thread: below, starting one costs more than it saves.
-const PARALLEL_FROM_BYTES: u64 = 256 << 10;
+/// From this many freezes on, scripts run on every core even when the inputs are small.
 const PARALLEL_FROM_FREEZES: usize = 1_000;
-
-/// Where the inputs load: on threads with `--jobs` above 1, when a tool runs (pytest,
-/// git) or a directory is read, or when the files come to [`PARALLEL_FROM_BYTES`]; the
-/// small inputs get a thread of their own only when they are that large themselves or
-/// come from a tool.
-fn plan_loading(cwd: &Path, config: &Config, args: &FactArgs) -> Plan {
-    let size = |paths: &mut dyn Iterator<Item = &PathBuf>| -> Option<u64> {
-        let mut bytes = 0;
-        for path in paths {
-            match std::fs::metadata(cli_input(cwd, path, &config.repo_root).path) {
-                Ok(meta) if meta.is_dir() => return None,
-                Ok(meta) => bytes += meta.len(),
-                Err(_) => {} // the loader names the missing file
-            }
-        }
-        Some(bytes)
-    };
-    let large = size(&mut args.collected.iter().chain(&args.coverage).chain(&args.run));
-    let small = size(
-        &mut args
-            .changed
-            .iter()
-            .chain(&args.samples)
-            .chain(&args.applied_skips)
-            .chain(&args.junit),
-    );
-    let small_needs_thread =
-        args.base.is_some() || small.is_none_or(|bytes| bytes >= PARALLEL_FROM_BYTES);
-    let threaded = match args.jobs {
-        Some(jobs) => jobs > 1,
-        None => {
-            args.collect
-                || small_needs_thread
-                || large.is_none_or(|large| large + small.unwrap_or(0) >= PARALLEL_FROM_BYTES)
-        }
-    };
-    match (threaded, small_needs_thread) {
-        (false, _) => Plan::Inline,
-        (true, false) => Plan::LargeOnThreads,
-        (true, true) => Plan::AllOnThreads,
-    }
-}
 
 /// Inputs on their way: every input but the ledger loading on threads of its own (see
 /// [`start_loading`]); [`Gathering::with_ledger`] reads the ledger and hands out the facts.
 pub struct Gathering {
-    collected: Deferred<IdSet>,
-    changed: Deferred<IdSet>,
-    samples: Deferred<Samples>,
-    applied_skips: Deferred<IdSet>,
-    results: Deferred<Results>,
-    coverage: Deferred<Coverage>,
-    runs: Deferred<Runs>,
-    base_collected: Deferred<IdSet>,
-    selection_changes: Deferred<Vec<(String, String)>>,
-    hunks: Deferred<crate::inputs::Hunks>,
+    loaded: Loaded,
     today: jiff::civil::Date,
     loading: Loading,
 }
@@ -135,10 +76,6 @@ pub struct Gathering {
 /// and the ledger is read, and rules start as soon as those are done; a script that reads
 /// an input still loading waits for it. [`Loading::finish`] reports the first input error.
 pub fn start_loading(cwd: &Path, config: &Config, args: &FactArgs) -> Result<Gathering, GateError> {
-    let repo_root = &config.repo_root;
-    let input = |p: &Path| cli_input(cwd, p, repo_root);
-    let inputs =
-        |paths: &[std::path::PathBuf]| paths.iter().map(|p| input(p)).collect::<Vec<InputPath>>();
     let today = match &args.today {
         Some(text) => {
             Date::parse(text)
@@ -153,178 +90,10 @@ pub fn start_loading(cwd: &Path, config: &Config, args: &FactArgs) -> Result<Gat
             .to_zoned_datetime(jiff::tz::TimeZone::UTC)
             .date(),
     };
-
-    let mut loading = Loading::new(plan_loading(cwd, config, args), args.verbose);
-    // Run records come first: the inputs they stand in for wait on them.
-    let run_paths = match args.run.is_empty() {
-        false => inputs(&args.run),
-        true => config
-            .run
-            .iter()
-            .map(|path| InputPath {
-                name: crate::config::display_path(path, repo_root),
-                path: path.clone(),
-            })
-            .collect(),
-    };
-    let has_runs = !run_paths.is_empty();
-    let runs = loading.add("runs", Size::Large, has_runs, move || {
-        Runs::load(&run_paths)
-    });
-    // An input its own flags do not give comes from the run records, when there are any.
-    fn from_runs<T: Send + Sync + 'static>(
-        runs: &Deferred<Runs>,
-        part: fn(&Runs) -> T,
-    ) -> impl FnOnce() -> Result<Option<T>, GateError> + Send + 'static {
-        let runs = runs.clone();
-        move || Ok(runs.get().map(part))
-    }
-    // The collection is by far the largest input (a million ids in a monorepo).
-    let collected = {
-        let (collect, verbose, paths) = (args.collect, args.verbose, inputs(&args.collected));
-        let (command, pytest_root) = (config.collect_command.clone(), config.pytest_root.clone());
-        let recorded = from_runs(&runs, |r| r.collected.clone());
-        let given = collect || !paths.is_empty();
-        loading.add("collected", Size::Large, given || has_runs, move || {
-            if !given {
-                return recorded();
-            }
-            if !collect {
-                return read_merged(&paths, ids::parse_collected);
-            }
-            let (source, elapsed) = tools::collect(&command, &pytest_root)?;
-            if verbose {
-                eprintln!("collect: {:.2} s", elapsed.as_secs_f64());
-            }
-            merge([Ok(source)], ids::parse_collected).map(Some)
-        })
-    };
-    let changed = {
-        let (base, path) = (args.base.clone(), args.changed.as_deref().map(input));
-        let repo_root = repo_root.clone();
-        loading.add(
-            "changed",
-            Size::Small,
-            base.is_some() || path.is_some(),
-            move || match (base, path) {
-                (Some(base), _) => Ok(Some(
-                    tools::changed_since(&base, &repo_root)?
-                        .into_iter()
-                        .collect(),
-                )),
-                (None, Some(path)) => read_merged(&[path], ids::parse_changed),
-                (None, None) => Ok(None),
-            },
-        )
-    };
-    let applied_skips = {
-        let paths = inputs(&args.applied_skips);
-        let recorded = from_runs(&runs, |r| r.applied_skips.clone());
-        loading.add(
-            "applied_skips",
-            Size::Small,
-            !paths.is_empty() || has_runs,
-            move || match paths.is_empty() {
-                true => recorded(),
-                false => read_merged(&paths, ids::parse_id_list),
-            },
-        )
-    };
-    let samples = {
-        let paths: Vec<_> = inputs(&args.samples)
-            .into_iter()
-            .map(|p| (p.path, p.name))
-            .collect();
-        let recorded = from_runs(&runs, |r| r.samples.clone());
-        loading.add(
-            "samples",
-            Size::Small,
-            !paths.is_empty() || has_runs,
-            move || match paths.is_empty() {
-                true => recorded(),
-                false => Samples::load(&paths).map(Some),
-            },
-        )
-    };
-    let results = {
-        let paths = inputs(&args.junit);
-        let recorded = from_runs(&runs, |r| r.results.clone());
-        loading.add(
-            "results",
-            Size::Small,
-            !paths.is_empty() || has_runs,
-            move || {
-                if paths.is_empty() {
-                    return recorded();
-                }
-                let sources = paths
-                    .iter()
-                    .map(InputPath::read)
-                    .collect::<Result<Vec<_>, _>>()?;
-                Results::load(&sources).map(Some)
-            },
-        )
-    };
-    // Coverage reports can be large too.
-    let coverage = {
-        let paths = inputs(&args.coverage);
-        loading.add("coverage", Size::Large, !paths.is_empty(), move || {
-            Coverage::load(&paths)
-        })
-    };
-
-    // The base's collection: from its run records, or a collection file.
-    let base_collected = {
-        let (runs, file) = (
-            inputs(&args.base_run),
-            args.base_collected.as_deref().map(input),
-        );
-        loading.add(
-            "base_collected",
-            Size::Large,
-            !runs.is_empty() || file.is_some(),
-            move || match file {
-                Some(file) => read_merged(&[file], ids::parse_collected),
-                None => Ok(Runs::load(&runs)?.map(|r| r.collected)),
-            },
-        )
-    };
-
-    // What the patch changed in what decides collection: from the changed files (and
-    // with --base, pytest's sections of shared config files compared with the base's).
-    let selection_changes = {
-        let (base, changed, repo_root) = (args.base.clone(), changed.clone(), repo_root.clone());
-        let given = args.base.is_some() || args.changed.is_some();
-        loading.add("selection_changes", Size::Small, given, move || {
-            Ok(changed
-                .get()
-                .map(|changed| tools::selection_changes(base.as_deref(), &repo_root, changed)))
-        })
-    };
-
-    let hunks = {
-        let (base, repo_root) = (args.base.clone(), repo_root.clone());
-        let diff = args.diff.as_deref().map(input);
-        let given = base.is_some() || diff.is_some();
-        loading.add("hunks", Size::Small, given, move || match (diff, base) {
-            (Some(diff), _) => Ok(Some(tools::parse_unified_diff(&diff.read()?.text))),
-            (None, Some(base)) => tools::changed_lines(&base, &repo_root).map(Some),
-            (None, None) => Ok(None),
-        })
-    };
-
-    loading.start_small();
+    let cx = Context { cwd, config, args };
+    let (loaded, loading) = Loaded::start(&cx);
     Ok(Gathering {
-        base_collected,
-        selection_changes,
-        hunks,
-        collected,
-        changed,
-        samples,
-        applied_skips,
-        results,
-        coverage,
-        runs,
+        loaded,
         today,
         loading,
     })
@@ -341,11 +110,8 @@ impl Gathering {
     ) -> Result<(Facts, Loading), GateError> {
         let repo_root = &config.repo_root;
         let ledger_path = match &args.ledger {
-            Some(path) => cli_input(cwd, path, repo_root),
-            None => InputPath {
-                name: crate::config::display_path(&config.ledger, repo_root),
-                path: config.ledger.clone(),
-            },
+            Some(path) => InputPath::from_cli(cwd, path, repo_root),
+            None => InputPath::from_config(&config.ledger, repo_root),
         };
         let mut ledger = Ledger::load(&ledger_path.path, &ledger_path.name).map_err(|e| {
             if e.kind() == crate::error::Kind::Missing {
@@ -367,21 +133,12 @@ impl Gathering {
             .or_else(|| tools::current_branch(repo_root));
         let facts = Facts {
             ledger,
-            collected: self.collected,
-            changed: self.changed,
-            samples: self.samples,
-            applied_skips: self.applied_skips,
-            results: self.results,
-            coverage: self.coverage,
-            runs: self.runs,
-            base_collected: self.base_collected,
-            selection_changes: self.selection_changes,
-            hunks: self.hunks,
+            loaded: self.loaded,
             baseline: load_baseline(config)?,
             commit: args
                 .commit
                 .clone()
-                .or_else(|| crate::inputs::tools::head_commit(repo_root)),
+                .or_else(|| tools::head_commit(repo_root)),
             today: self.today,
             target_branch,
             trusted_ref: None,

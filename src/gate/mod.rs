@@ -2,12 +2,11 @@
 //!
 //! [`Gate`] is the config with the policy pack compiled for it; [`gather`] loads the
 //! facts the command line and config name (each input declared once in
-//! [`crate::inputs::INPUTS`]); [`judge`] runs the selected rules over them and builds
+//! the inputs' registry, [`crate::inputs::INPUTS`]); [`judge`] runs the selected rules over them and builds
 //! the [`Report`]. Commands (`check`, `freeze`, `stats`, `test`, `baseline`) only choose
 //! their inputs and render the outcome.
 
 mod gather;
-mod loading;
 
 use std::path::Path;
 use std::time::Instant;
@@ -27,8 +26,8 @@ use crate::inputs::samples::Samples;
 use crate::inputs::Facts;
 use crate::report::Report;
 
+pub use crate::inputs::loading::{Loading, Plan, Size};
 pub use gather::{gather, start_loading, Gathering};
-pub use loading::{Loading, Plan, Size};
 pub use policy::Pack;
 
 /// What `check` concluded, before it is rendered.
@@ -216,10 +215,10 @@ pub fn judge(
         &facts.ledger,
         &gate.config,
     );
-    if let Some(samples) = facts.samples.get() {
+    if let Some(samples) = facts.loaded.samples.get() {
         report.samples = sample_rows(&facts.ledger, samples);
     }
-    report.collected = facts.collected.get().map(IdSet::len);
+    report.collected = facts.loaded.collected.get().map(IdSet::len);
     Ok((evaluation, report))
 }
 

@@ -5,11 +5,16 @@ pub mod coverage;
 pub mod ids;
 pub mod junit;
 pub mod ledger;
+pub mod load;
+pub mod loading;
 pub mod markers;
 pub mod owners;
+mod registry;
 pub mod run_record;
 pub mod samples;
 pub mod tools;
+
+pub use registry::{FactArgs, Loaded, INPUTS};
 
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
@@ -17,11 +22,8 @@ use std::time::{Duration, Instant};
 
 use crate::error::GateError;
 use crate::source::{Source, SourceFile};
-use coverage::Coverage;
 use ids::IdSet;
-use junit::Results;
 use ledger::Ledger;
-use samples::Samples;
 
 /// Everything the scripts can be shown. An input that was not given is `None`.
 ///
@@ -31,26 +33,13 @@ use samples::Samples;
 #[derive(Debug)]
 pub struct Facts {
     pub ledger: Ledger,
-    pub collected: Deferred<IdSet>,
-    pub changed: Deferred<IdSet>,
-    pub samples: Deferred<Samples>,
-    pub applied_skips: Deferred<IdSet>,
-    pub results: Deferred<Results>,
-    /// Lines per test from `--coverage` reports (optional, like `results`).
-    pub coverage: Deferred<Coverage>,
-    /// Run records (`--run`), merged; the collection, applied skips, results and samples
-    /// come from them unless their own flags are given.
-    pub runs: Deferred<run_record::Runs>,
+    /// The inputs loaded from files and tools (see [`registry`]): the collection, the
+    /// changed files, samples, applied skips, results, coverage, run records, ...
+    pub loaded: Loaded,
     /// The commit under judgement (`--commit`, else HEAD).
     pub commit: Option<String>,
     /// The skip baseline (`skip_baseline` in config; empty when there is none).
     pub baseline: baseline::Baseline,
-    /// The base's collection (`--base-run` / `--base-collected`), for FZ603/FZ604.
-    pub base_collected: Deferred<IdSet>,
-    /// With `--base`: the lines the patch changed (FZ209).
-    pub hunks: Deferred<Hunks>,
-    /// With `--base`: the changed files that decide collection and skips (FZ502).
-    pub selection_changes: Deferred<Vec<(String, String)>>,
     pub today: jiff::civil::Date,
     pub target_branch: Option<String>,
     /// The ref config and policies were read from (`--trusted-ref`).
@@ -66,18 +55,9 @@ impl Facts {
     pub fn of_ledger(ledger: Ledger, today: jiff::civil::Date, pytest_root: String) -> Facts {
         Facts {
             ledger,
-            collected: None.into(),
-            changed: None.into(),
-            samples: None.into(),
-            applied_skips: None.into(),
-            results: None.into(),
-            coverage: None.into(),
-            runs: None.into(),
+            loaded: Loaded::none(),
             commit: None,
             baseline: Default::default(),
-            base_collected: None.into(),
-            selection_changes: None.into(),
-            hunks: None.into(),
             today,
             target_branch: None,
             trusted_ref: None,
@@ -89,23 +69,14 @@ impl Facts {
     /// These facts without the inputs besides the ledger, which are freed now.
     pub fn into_ledger_only(self) -> Facts {
         Facts {
-            collected: Deferred::ready(None),
-            changed: Deferred::ready(None),
-            samples: Deferred::ready(None),
-            applied_skips: Deferred::ready(None),
-            results: Deferred::ready(None),
-            coverage: Deferred::ready(None),
-            runs: Deferred::ready(None),
-            base_collected: Deferred::ready(None),
-            selection_changes: Deferred::ready(None),
-            hunks: Deferred::ready(None),
+            loaded: Loaded::none(),
             ..self
         }
     }
 }
 
 /// An input that may still be loading on another thread: [`Deferred::get`] waits for it.
-/// `None` once set means not given (or its loader failed: [`crate::gate::Loading::finish`] says why).
+/// `None` once set means not given (or its loader failed: [`loading::Loading::finish`] says why).
 #[derive(Debug)]
 pub struct Deferred<T>(Arc<OnceLock<Option<T>>>);
 
@@ -122,17 +93,27 @@ impl<T> From<Option<T>> for Deferred<T> {
 }
 
 impl<T> Deferred<T> {
-    /// An input that becomes `cell`'s value (see [`crate::gate::Loading::add`]).
-    pub fn of_cell(cell: Arc<OnceLock<Option<T>>>) -> Deferred<T> {
-        Deferred(cell)
+    /// An input whose loader will set it (see [`loading::Loading::add`]).
+    pub fn pending() -> Deferred<T> {
+        Deferred(Arc::new(OnceLock::new()))
     }
 
     pub fn ready(value: Option<T>) -> Deferred<T> {
         Deferred(Arc::new(OnceLock::from(value)))
     }
 
+    /// Sets a pending input (a second set is ignored: the first value stays).
+    pub fn set(&self, value: Option<T>) {
+        let _ = self.0.set(value);
+    }
+
     pub fn is_ready(&self) -> bool {
         self.0.get().is_some()
+    }
+
+    /// Whether the input was given: one still loading was.
+    pub fn is_given(&self) -> bool {
+        self.0.get().is_none_or(Option::is_some)
     }
 
     /// The input, once loaded.
@@ -158,6 +139,27 @@ pub struct InputPath {
 }
 
 impl InputPath {
+    /// A path from the command line, relative to the working directory.
+    pub fn from_cli(
+        cwd: &std::path::Path,
+        path: &std::path::Path,
+        repo_root: &std::path::Path,
+    ) -> InputPath {
+        let path = cwd.join(path);
+        InputPath {
+            name: crate::config::display_path(&path, repo_root),
+            path,
+        }
+    }
+
+    /// A path from config (already absolute).
+    pub fn from_config(path: &std::path::Path, repo_root: &std::path::Path) -> InputPath {
+        InputPath {
+            name: crate::config::display_path(path, repo_root),
+            path: path.to_path_buf(),
+        }
+    }
+
     pub fn read(&self) -> Result<Source, GateError> {
         SourceFile::read(&self.path, self.name.clone())
     }
@@ -230,7 +232,7 @@ pub enum Presence {
 pub struct Input {
     pub name: &'static str,
     /// The flags (or config key) that provide it, as FZ001 names them.
-    pub flag: &'static str,
+    pub hint: &'static str,
     pub presence: Presence,
     /// The `check` option that gives it as a file, when one does.
     pub option: Option<&'static str>,
@@ -238,102 +240,14 @@ pub struct Input {
     pub case_files: &'static [&'static str],
 }
 
-const fn input(name: &'static str, flag: &'static str, presence: Presence) -> Input {
-    Input {
-        name,
-        flag,
-        presence,
-        option: None,
-        case_files: &[],
-    }
-}
-
-impl Input {
-    /// Given as a file by `option`, which a fixture case names one of `files`.
-    const fn file(self, option: &'static str, files: &'static [&'static str]) -> Input {
-        Input {
-            option: Some(option),
-            case_files: files,
-            ..self
-        }
-    }
-}
-
-/// Every input, once: its binding name, the flags that provide it, what its absence
-/// means, and the file a fixture case gives it in.
-pub const INPUTS: [Input; 19] = [
-    input(
-        "ledger",
-        "--ledger FILE (or `ledger` in config)",
-        Presence::Always,
-    ).file("--ledger", &["freeze_ledger.json", "freeze_ledger.yaml", "freeze_ledger.yml", "freeze_ledger.toml"]),
-    input(
-        "collected",
-        "--collected FILE or --collect",
-        Presence::Required,
-    ).file("--collected", &["collected.txt", "collected.json"]),
-    input(
-        "changed",
-        "--changed FILE or --base REF",
-        Presence::Required,
-    ).file("--changed", &["changed.txt"]),
-    input("samples", "--samples PATH", Presence::Required).file("--samples", &["samples.json", "samples.jsonl", "observed"]),
-    input("applied_skips", "--applied-skips FILE", Presence::Required).file("--applied-skips", &["skipped.json", "skipped.txt"]),
-    input("derived_skips", "the ledger", Presence::Always),
-    input("results", "--junit FILE", Presence::Optional).file("--junit", &["junit.xml"]),
-    input("params", "[params] in config", Presence::Always),
-    input("today", "--today YYYY-MM-DD", Presence::Always),
-    input(
-        "target_branch",
-        "--target-branch NAME (or a git checkout on a branch, or the CI's environment)",
-        Presence::Optional,
-    ),
-    input(
-        "owners",
-        "`owners_file` in config (a CODEOWNERS file)",
-        Presence::Optional,
-    ),
-    input("coverage", "--coverage FILE", Presence::Optional).file("--coverage", &["coverage.json"]),
-    input("trusted_ref", "--trusted-ref REF", Presence::Optional),
-    input(
-        "runs",
-        "--run FILE (or `run` in config): a record of `pytest --freezegate`",
-        Presence::Optional,
-    ).file("--run", &["run.json"]),
-    input(
-        "commit",
-        "--commit SHA (or a git checkout)",
-        Presence::Optional,
-    ),
-    input(
-        "baseline",
-        "`skip_baseline` in config (default gate/skip_baseline.json; `freezegate baseline` writes it)",
-        Presence::Always,
-    ),
-    input(
-        "hunks",
-        "--base REF or --diff FILE (the lines the patch changed)",
-        Presence::Optional,
-    ).file("--diff", &["diff.txt"]),
-    input(
-        "selection_changes",
-        "--changed FILE or --base REF (what the patch changed in conftest.py and pytest's config)",
-        Presence::Optional,
-    ),
-    input(
-        "base_collected",
-        "--base-run FILE (the base branch's run record) or --base-collected FILE",
-        Presence::Optional,
-    ).file("--base-collected", &["base_collected.txt", "base_collected.json"]),
-];
-
 /// The input of that binding name.
 pub fn input_named(name: &str) -> Option<&'static Input> {
     INPUTS.iter().find(|input| input.name == name)
 }
 
-pub fn flag_for(name: &str) -> &'static str {
-    input_named(name).map_or("?", |input| input.flag)
+/// What FZ001 says gives the input of that binding name.
+pub fn hint_for(name: &str) -> &'static str {
+    input_named(name).map_or("?", |input| input.hint)
 }
 
 #[cfg(test)]
@@ -359,10 +273,10 @@ mod tests {
                     "{option} is no flag of check"
                 );
                 assert!(
-                    input.flag.contains(option),
+                    input.hint.contains(option),
                     "{}: {}",
                     input.name,
-                    input.flag
+                    input.hint
                 );
                 files += 1;
             }

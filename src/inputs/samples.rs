@@ -100,11 +100,11 @@ impl Observed {
 
 impl Samples {
     /// Loads and merges every `--samples` path (files or observability directories).
-    pub fn load(paths: &[(std::path::PathBuf, String)]) -> Result<Samples, GateError> {
+    pub fn load(paths: &[crate::inputs::InputPath]) -> Result<Samples, GateError> {
         let mut samples = Samples::default();
         let mut observed = Observed::default();
         let mut any_observed = false;
-        for (path, name) in paths {
+        for crate::inputs::InputPath { path, name } in paths {
             if path.is_dir() {
                 let mut files: Vec<_> = std::fs::read_dir(path)
                     .map_err(|e| GateError::io(name, e))?

@@ -225,7 +225,7 @@ impl Report {
             .iter()
             .find(|r| r.code == code)
             .and_then(|r| r.needs.as_ref())
-            .map(|needs| needs.iter().map(|n| crate::inputs::flag_for(n)).collect())
+            .map(|needs| needs.iter().map(|n| crate::inputs::hint_for(n)).collect())
             .unwrap_or_default();
         match needs.is_empty() {
             true => "its script stopped for a missing input (see FZ001)".to_string(),

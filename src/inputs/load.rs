@@ -1,0 +1,210 @@
+//! How each loaded input loads: one loader per entry of the [registry](super::registry),
+//! saying what it reads and doing the work (which [`Loading`](super::loading::Loading)
+//! runs here or on a thread). `None`: the input was not given.
+//!
+//! An input its own flags do not give may come from another input (the collection,
+//! applied skips, results and samples from the run records): its loader waits for that
+//! one, which the registry declares before it.
+
+use std::path::{Path, PathBuf};
+
+use super::coverage::Coverage;
+use super::ids::{self, IdSet};
+use super::junit::Results;
+use super::loading::{Load, Reads};
+use super::run_record::Runs;
+use super::samples::Samples;
+use super::{merge, read_merged, tools, FactArgs, Hunks, InputPath, Loaded};
+use crate::config::Config;
+use crate::error::GateError;
+
+/// What the loaders are given: the command line and config of this run.
+pub struct Context<'a> {
+    pub cwd: &'a Path,
+    pub config: &'a Config,
+    pub args: &'a FactArgs,
+}
+
+impl Context<'_> {
+    fn input(&self, path: &Path) -> InputPath {
+        InputPath::from_cli(self.cwd, path, &self.config.repo_root)
+    }
+
+    fn inputs(&self, paths: &[PathBuf]) -> Vec<InputPath> {
+        paths.iter().map(|path| self.input(path)).collect()
+    }
+}
+
+fn files(paths: &[InputPath]) -> Reads {
+    Reads::Files(paths.iter().map(|p| p.path.clone()).collect())
+}
+
+/// The files of an input's own flag, read by `read`; without any, `part` of the run
+/// records when they were given.
+fn files_else_runs<T: Send + Sync + 'static>(
+    cx: &Context,
+    paths: &[PathBuf],
+    loaded: &Loaded,
+    part: fn(&Runs) -> T,
+    read: fn(&[InputPath]) -> Result<Option<T>, GateError>,
+) -> Option<Load<T>> {
+    let paths = cx.inputs(paths);
+    if !paths.is_empty() {
+        return Some(Load::new(files(&paths), move || read(&paths)));
+    }
+    let runs = loaded.runs.clone();
+    runs.is_given()
+        .then(|| Load::new(Reads::Input, move || Ok(runs.get().map(part))))
+}
+
+/// `--run FILE...`, else `run` in config.
+pub fn runs(cx: &Context, _: &Loaded) -> Option<Load<Runs>> {
+    let paths = match cx.args.run.is_empty() {
+        false => cx.inputs(&cx.args.run),
+        true => cx
+            .config
+            .run
+            .iter()
+            .map(|path| InputPath::from_config(path, &cx.config.repo_root))
+            .collect(),
+    };
+    (!paths.is_empty()).then(|| Load::new(files(&paths), move || Runs::load(&paths)))
+}
+
+/// `--collect` (pytest), `--collected FILE...`, else the run records'. By far the
+/// largest input: a million ids in a monorepo.
+pub fn collected(cx: &Context, loaded: &Loaded) -> Option<Load<IdSet>> {
+    if cx.args.collect {
+        let verbose = cx.args.verbose;
+        let (command, pytest_root) = (
+            cx.config.collect_command.clone(),
+            cx.config.pytest_root.clone(),
+        );
+        return Some(Load::new(Reads::Tool, move || {
+            let (source, elapsed) = tools::collect(&command, &pytest_root)?;
+            if verbose {
+                eprintln!("collect: {:.2} s", elapsed.as_secs_f64());
+            }
+            merge([Ok(source)], ids::parse_collected).map(Some)
+        }));
+    }
+    files_else_runs(
+        cx,
+        &cx.args.collected,
+        loaded,
+        |r| r.collected.clone(),
+        |paths| read_merged(paths, ids::parse_collected),
+    )
+}
+
+/// `--base REF` (git), else `--changed FILE`.
+pub fn changed(cx: &Context, _: &Loaded) -> Option<Load<IdSet>> {
+    if let Some(base) = cx.args.base.clone() {
+        let repo_root = cx.config.repo_root.clone();
+        return Some(Load::new(Reads::Tool, move || {
+            Ok(Some(
+                tools::changed_since(&base, &repo_root)?
+                    .into_iter()
+                    .collect(),
+            ))
+        }));
+    }
+    let path = cx.input(cx.args.changed.as_deref()?);
+    Some(Load::new(files(std::slice::from_ref(&path)), move || {
+        read_merged(&[path], ids::parse_changed)
+    }))
+}
+
+/// `--applied-skips FILE...`, else the run records'.
+pub fn applied_skips(cx: &Context, loaded: &Loaded) -> Option<Load<IdSet>> {
+    files_else_runs(
+        cx,
+        &cx.args.applied_skips,
+        loaded,
+        |r| r.applied_skips.clone(),
+        |paths| read_merged(paths, ids::parse_id_list),
+    )
+}
+
+/// `--samples PATH...`, else the run records'.
+pub fn samples(cx: &Context, loaded: &Loaded) -> Option<Load<Samples>> {
+    files_else_runs(
+        cx,
+        &cx.args.samples,
+        loaded,
+        |r| r.samples.clone(),
+        |paths| Samples::load(paths).map(Some),
+    )
+}
+
+/// `--junit FILE...`, else the run records'.
+pub fn results(cx: &Context, loaded: &Loaded) -> Option<Load<Results>> {
+    files_else_runs(
+        cx,
+        &cx.args.junit,
+        loaded,
+        |r| r.results.clone(),
+        |paths| {
+            let sources = paths
+                .iter()
+                .map(InputPath::read)
+                .collect::<Result<Vec<_>, _>>()?;
+            Results::load(&sources).map(Some)
+        },
+    )
+}
+
+/// `--coverage FILE...`: coverage reports can be large too.
+pub fn coverage(cx: &Context, _: &Loaded) -> Option<Load<Coverage>> {
+    let paths = cx.inputs(&cx.args.coverage);
+    (!paths.is_empty()).then(|| Load::new(files(&paths), move || Coverage::load(&paths)))
+}
+
+/// The base's collection: `--base-collected FILE`, else `--base-run FILE...`.
+pub fn base_collected(cx: &Context, _: &Loaded) -> Option<Load<IdSet>> {
+    if let Some(path) = &cx.args.base_collected {
+        let path = cx.input(path);
+        return Some(Load::new(files(std::slice::from_ref(&path)), move || {
+            read_merged(&[path], ids::parse_collected)
+        }));
+    }
+    let runs = cx.inputs(&cx.args.base_run);
+    (!runs.is_empty()).then(|| {
+        Load::new(files(&runs), move || {
+            Ok(Runs::load(&runs)?.map(|r| r.collected))
+        })
+    })
+}
+
+/// What the patch changed in what decides collection: from the changed files (and with
+/// `--base`, pytest's sections of shared config files compared with the base's).
+pub fn selection_changes(cx: &Context, loaded: &Loaded) -> Option<Load<Vec<(String, String)>>> {
+    let changed = loaded.changed.clone();
+    if !changed.is_given() {
+        return None;
+    }
+    let (base, repo_root) = (cx.args.base.clone(), cx.config.repo_root.clone());
+    let reads = match base {
+        Some(_) => Reads::Tool,
+        None => Reads::Input,
+    };
+    Some(Load::new(reads, move || {
+        Ok(changed
+            .get()
+            .map(|changed| tools::selection_changes(base.as_deref(), &repo_root, changed)))
+    }))
+}
+
+/// The lines the patch changed: `--diff FILE`, else with `--base REF` from git.
+pub fn hunks(cx: &Context, _: &Loaded) -> Option<Load<Hunks>> {
+    if let Some(diff) = &cx.args.diff {
+        let diff = cx.input(diff);
+        return Some(Load::new(files(std::slice::from_ref(&diff)), move || {
+            Ok(Some(tools::parse_unified_diff(&diff.read()?.text)))
+        }));
+    }
+    let (base, repo_root) = (cx.args.base.clone()?, cx.config.repo_root.clone());
+    Some(Load::new(Reads::Tool, move || {
+        tools::changed_lines(&base, &repo_root).map(Some)
+    }))
+}
