@@ -110,6 +110,12 @@ impl Ledger {
         let bad = |node: &Node, message: String| {
             GateError::new(&source.name, message).at(&source, node.span.clone(), "here")
         };
+        // A key the document lacks: pointed at the document's start.
+        let lacks = |root: &Node, message: &str, label: &str, help: &str| {
+            GateError::new(&source.name, message)
+                .at(&source, root.span.start..root.span.start, label)
+                .with_help(help)
+        };
         if !matches!(root.value, Value::Map(_)) {
             return Err(bad(
                 &root,
@@ -118,13 +124,12 @@ impl Ledger {
         }
         let schema = match root.get("schema") {
             None => {
-                return Err(GateError::new(&source.name, "has no `schema`")
-                    .at(
-                        &source,
-                        root.span.start..root.span.start,
-                        "expected `schema: 1` in this document",
-                    )
-                    .with_help("add `\"schema\": 1` at the top of the ledger"))
+                return Err(lacks(
+                    &root,
+                    "has no `schema`",
+                    "expected `schema: 1` in this document",
+                    "add `\"schema\": 1` at the top of the ledger",
+                ))
             }
             Some(node) => match node.value {
                 Value::Int(SCHEMA) => SCHEMA,
@@ -151,13 +156,12 @@ impl Ledger {
         };
         let items = match root.get("freezes") {
             None => {
-                return Err(GateError::new(&source.name, "has no `freezes` list")
-                    .at(
-                        &source,
-                        root.span.start..root.span.start,
-                        "expected `freezes` in this document",
-                    )
-                    .with_help("an empty ledger is `{\"schema\": 1, \"freezes\": []}`"))
+                return Err(lacks(
+                    &root,
+                    "has no `freezes` list",
+                    "expected `freezes` in this document",
+                    "an empty ledger is `{\"schema\": 1, \"freezes\": []}`",
+                ))
             }
             Some(node) => match &node.value {
                 Value::Seq(_) => take_items(&mut root),
