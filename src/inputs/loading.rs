@@ -39,7 +39,7 @@ impl<T> Load<T> {
 
 /// From this size on (all inputs together, or the small ones together), inputs are
 /// worth a thread: below, starting one costs more than it saves.
-const PARALLEL_FROM_BYTES: u64 = 256 << 10;
+pub const PARALLEL_FROM_BYTES: u64 = 256 << 10;
 
 /// The loaders of one [`crate::inputs::Facts`], as a [`Plan`] lays them out.
 pub struct Loading {

@@ -9,7 +9,7 @@ pub mod load;
 pub mod loading;
 pub mod markers;
 pub mod owners;
-mod registry;
+pub mod registry;
 pub mod run_record;
 pub mod samples;
 pub mod tools;
