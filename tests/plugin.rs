@@ -771,6 +771,26 @@ fn an_xfail_on_a_failing_test_is_fz601() {
 }
 
 #[test]
+fn pytest_xfail_in_a_test_body_is_fz601_at_the_call() {
+    let report = judge_patch(
+        nothing,
+        |p| {
+            p.write("tests/test_new.py", "import pytest\n\n\n@pytest.mark.parametrize(\"n\", [1])\ndef test_new(n):\n    if n:\n        pytest.xfail(\"not yet\")\n    assert False\n")
+        },
+        1,
+        &["FZ601"],
+        &[],
+    );
+    let v = violation(&report, "FZ601");
+    assert_eq!(v["line"], 7, "the pytest.xfail() call: {v}");
+    assert_eq!(v["file"], "tests/test_new.py", "{v}");
+    common::assert_contains(
+        v["message"].as_str().unwrap(),
+        "marks itself xfail (pytest.xfail()): not yet",
+    );
+}
+
+#[test]
 fn a_module_pytestmark_is_fz601() {
     let report = judge_patch(
         |p| p.write("tests/test_more.py", "def test_more():\n    assert True\n"),
@@ -914,6 +934,28 @@ fn an_honest_freeze_with_its_property_in_the_diff_passes() {
 }
 
 #[test]
+fn a_freeze_of_a_function_whose_cases_come_from_a_fixture_passes() {
+    // No id in the collection is the function's own: its cases come from a
+    // parametrized fixture. The freeze still holds them (FZ204, FZ401 stay quiet).
+    judge_patch(
+        nothing,
+        |p| {
+            p.write("tests/test_flags.py", "import pytest\n\n\n@pytest.fixture(params=[True, False])\ndef flag(request):\n    return request.param\n\n\ndef test_flag(flag):\n    assert flag is None\n");
+            p.write_ledger(&[FROZEN, "tests/test_flags.py::test_flag"]);
+            edit(
+                p,
+                "tests/test_props.py",
+                "assert price(amount) >= 0",
+                "assert price(amount) >= 0\n    assert price(amount) >= amount or amount < 0",
+            );
+        },
+        0,
+        &[],
+        &[],
+    );
+}
+
+#[test]
 fn a_repository_with_existing_skips_adopts_with_one_baseline_run() {
     let project = Project::new();
     let mut module = String::from("import sys\n\nimport pytest\n");
@@ -983,12 +1025,29 @@ fn a_repository_with_existing_skips_adopts_with_one_baseline_run() {
         "FZ6",
     ]);
     assert_eq!((code, codes(&report)), (Some(0), vec!["FZ605".to_string()]));
-    let out = hermetic(&mut Command::new(BIN))
-        .args(["baseline", "--run", "gate/run.json", "--prune"])
-        .current_dir(&project.root)
-        .output()
-        .unwrap();
-    common::assert_contains(&text(&out.stdout), "0 added, 1 pruned, 9 kept");
+    let prune = |record: &str| {
+        let out = hermetic(&mut Command::new(BIN))
+            .args(["baseline", "--run", record, "--prune"])
+            .current_dir(&project.root)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    // A run of part of the suite says nothing of the tests it did not collect: their
+    // entries are neither unused (FZ605) nor pruned.
+    project.record(&["tests/test_app.py"], "gate/part.json");
+    let (code, report, _) = project.gate(&[
+        "--run",
+        "gate/part.json",
+        "--changed",
+        "/dev/null",
+        "--select",
+        "FZ6",
+    ]);
+    assert_eq!((code, codes(&report)), (Some(0), vec![]), "{report:#}");
+    common::assert_contains(&prune("gate/part.json"), "0 added, 0 pruned, 10 kept");
+    common::assert_contains(&prune("gate/run.json"), "0 added, 1 pruned, 9 kept");
     let baseline: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
     assert_eq!(baseline["skips"].as_array().unwrap().len(), 9);
     assert_eq!(baseline["skips"][0]["reviewed_by"], "dana");

@@ -370,8 +370,14 @@ class FreezegatePlugin:
             path, line, reason = report.longrepr
             detail.update(reason=_reason(reason), file=self._relative(path), line=line)
         else:
-            file, line, _ = report.location
-            detail.update(file=file, line=(line + 1) if line is not None else None)
+            # pytest.xfail() raises where it is called: its crash entry is that line
+            # (pytest hides its own frames), where report.location is the test's def.
+            crash = getattr(report.longrepr, "reprcrash", None)
+            if source == "imperative" and crash is not None and crash.lineno:
+                detail.update(file=self._relative(crash.path), line=crash.lineno)
+            else:
+                file, line, _ = report.location
+                detail.update(file=file, line=(line + 1) if line is not None else None)
             wasxfail = getattr(report, "wasxfail", None)
             if wasxfail:
                 detail["reason"] = wasxfail

@@ -85,9 +85,16 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &BaselineArgs) -> Resul
     // what no longer matches.
     let mut entries: std::collections::BTreeMap<(String, String), Json> = Default::default();
     let mut pruned = 0;
+    // A test (or, for a collection skip, a file) the run did not collect may still skip
+    // where it runs: only what this run saw can be pruned.
+    let collected = match facts.loaded.runs.get() {
+        Some(runs) => Some(&runs.collected),
+        None => facts.loaded.collected.get(),
+    };
+    let seen = |test_id: &str| collected.is_some_and(|set| set.any_under(test_id));
     for entry in &existing.entries {
         let id = (entry.test_id.clone(), entry.kind.clone());
-        if args.prune && !now.contains(&id) {
+        if args.prune && !now.contains(&id) && seen(&entry.test_id) {
             pruned += 1;
             continue;
         }

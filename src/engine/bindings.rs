@@ -185,6 +185,7 @@ pub fn register(engine: &mut Engine, pytest_root: String) {
         .register_get("len", |set: &mut IdSet| set.len() as INT)
         .register_fn("is_empty", |set: &mut IdSet| set.is_empty())
         .register_fn("covers", |set: &mut IdSet, id: &str| set.covers(id))
+        .register_fn("any_under", |set: &mut IdSet, id: &str| set.any_under(id))
         .register_fn("missing_from", |set: &mut IdSet, other: IdSet| -> Array {
             set.iter()
                 .filter(|id| !other.contains(id))
@@ -281,6 +282,9 @@ pub fn register(engine: &mut Engine, pytest_root: String) {
 
     engine
         .register_type_with_name::<crate::inputs::run_record::Runs>("Runs")
+        .register_get("collected", |r: &mut crate::inputs::run_record::Runs| {
+            r.collected.clone()
+        })
         .register_get(
             "records",
             |r: &mut crate::inputs::run_record::Runs| -> Array {

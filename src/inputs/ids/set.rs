@@ -27,6 +27,9 @@ struct IdSetInner {
     table: HashTable<u32>,
     /// The suggestions [`IdSet::nearest`] made, by the id asked about.
     suggested: std::sync::Mutex<rustc_hash::FxHashMap<String, Vec<String>>>,
+    /// The functions and classes ids are under (`(id, prefix length)`, hashed by the
+    /// prefix's text), for [`IdSet::any_under`]: built when first asked.
+    under: std::sync::OnceLock<HashTable<(u32, u32)>>,
 }
 
 /// How many misspelt ids a run gets suggestions for: each searches the whole set, and
@@ -353,6 +356,42 @@ impl IdSet {
         false
     }
 
+    /// Whether the set holds the id or something under it: a case of the function, a
+    /// test in the class or the file. How a freeze of a function whose cases come from
+    /// a parametrized fixture is still of collected tests, and how a run shows it
+    /// collected a file. The reverse of [`IdSet::covers`] (which stops at classes).
+    pub fn any_under(&self, id: &str) -> bool {
+        if self.contains(id) {
+            return true;
+        }
+        let inner = &*self.0;
+        let under = inner.under.get_or_init(|| {
+            let mut table = HashTable::new();
+            for index in 0..self.len() as u32 {
+                let head = strip_params(inner.id(index));
+                let mut prefixes: Vec<usize> = head.match_indices("::").map(|(at, _)| at).collect();
+                if head.len() < inner.id(index).len() {
+                    prefixes.push(head.len());
+                }
+                for len in prefixes {
+                    let prefix = &head[..len];
+                    let text_of = |&(i, len): &(u32, u32)| &inner.id(i)[..len as usize];
+                    if let hashbrown::hash_table::Entry::Vacant(slot) = table.entry(
+                        hash_str(prefix),
+                        |entry| text_of(entry) == prefix,
+                        |entry| hash_str(text_of(entry)),
+                    ) {
+                        slot.insert((index, len as u32));
+                    }
+                }
+            }
+            table
+        });
+        under
+            .find(hash_str(id), |&(i, len)| &inner.id(i)[..len as usize] == id)
+            .is_some()
+    }
+
     /// The id at a position in first-seen order.
     pub fn get(&self, index: usize) -> Option<&str> {
         (index < self.len()).then(|| self.0.id(index as u32))
@@ -476,6 +515,40 @@ mod tests {
         assert_eq!(set.nearest("a/t.py::test_onr", 1), ["a/t.py::test_one"]);
         assert_eq!(set.nearest("a/tt.py::test_one", 3), ["a/t.py::test_one"]);
         assert!(set.nearest("z/q.py::something_else", 3).is_empty());
+    }
+
+    #[test]
+    fn any_under_finds_the_cases_of_a_function_and_the_tests_of_a_class() {
+        let set: IdSet = [
+            "t.py::test_fixture_cases[True]",
+            "t.py::test_fixture_cases[False]",
+            "t.py::TestOuter::TestInner::test_a[x::y]",
+            "t.py::test_plain",
+        ]
+        .into_iter()
+        .collect();
+        for id in [
+            "t.py::test_fixture_cases",
+            "t.py::test_fixture_cases[True]",
+            "t.py::TestOuter",
+            "t.py::TestOuter::TestInner",
+            "t.py::TestOuter::TestInner::test_a",
+            "t.py::test_plain",
+        ] {
+            assert!(set.any_under(id), "{id}");
+        }
+        assert!(set.any_under("t.py"), "the file's tests are under it");
+        for id in [
+            "t",
+            "t.py::test_fixture",
+            "t.py::test_fixture_cases[None]",
+            "t.py::TestOut",
+            "t.py::TestOuter::TestInner::test_a[x",
+            "t.py::test_plain[1]",
+            "u.py::test_plain",
+        ] {
+            assert!(!set.any_under(id), "{id}");
+        }
     }
 
     #[test]
