@@ -242,6 +242,44 @@ fn the_record_applies_the_ledger_and_is_the_same_under_xdist() {
 }
 
 #[test]
+fn only_the_ledgers_properties_are_observed_unless_observability_is_on() {
+    let project = Project::new();
+    project.write(
+        "tests/test_other_props.py",
+        &PROPS.replace("test_never_negative", "test_not_in_the_ledger"),
+    );
+    project.commit("a property no freeze names");
+    const OTHER: &str = "tests/test_other_props.py::test_not_in_the_ledger";
+    for workers in [vec!["-p", "no:xdist"], vec!["-n", "2"]] {
+        let record = project.record(&workers, "gate/run.json");
+        let samples = record["samples"].as_object().unwrap();
+        assert_eq!(
+            samples.keys().collect::<Vec<_>>(),
+            [PROPERTY],
+            "{workers:?}: the ledger's property alone: {record:#}"
+        );
+        assert!(samples[PROPERTY]["distinct"].as_i64().unwrap() >= 8);
+    }
+    // Observability on for its files: every property is counted, as Hypothesis sees them all.
+    let out = hermetic(&mut Command::new(python()))
+        .args(["-m", "pytest", "-q", "-p", "no:xdist"])
+        .env("HYPOTHESIS_EXPERIMENTAL_OBSERVABILITY", "1")
+        .current_dir(&project.root)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    let record: Value =
+        serde_json::from_str(&fs::read_to_string(project.root.join("gate/run.json")).unwrap())
+            .unwrap();
+    for property in [PROPERTY, OTHER] {
+        assert!(
+            record["samples"][property]["distinct"].as_i64().unwrap() >= 8,
+            "{property}: {record:#}"
+        );
+    }
+}
+
+#[test]
 fn a_function_or_class_id_freezes_every_case_under_it() {
     let project = Project::new();
     project.write_ledger(&[

@@ -10,6 +10,7 @@ hands the answer to the workers, and merges what they collected; it writes the r
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -19,7 +20,7 @@ import sys
 import sysconfig
 import tempfile
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Set, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Set, Tuple
 
 import pytest
 
@@ -180,27 +181,50 @@ class Collection:
 
 class Samples:
     """Distinct inputs per Hypothesis property for this run only, counted in process by
-    what Hypothesis drew (its choice sequence) where it has one."""
+    what Hypothesis drew (its choice sequence) where it has one.
+
+    Observing a property makes Hypothesis describe every example it runs (a repr of
+    each argument): a tenth of a Hypothesis-heavy suite's time. So only the properties
+    the binary names (the ledger's compensating properties) are observed, each while it
+    runs; every property is when the user turned observability on for files anyway."""
 
     def __init__(self) -> None:
         # property -> (run_start, keys, counted by choices)
         self.runs: Dict[str, Tuple[float, Set[Any], bool]] = {}
         self.installed = False
+        # The properties to observe; None: every one, for the whole session.
+        self.only: Optional[Set[str]] = None
+        self._observability: Any = None
 
-    def install(self) -> None:
+    def install(self, only: Optional[List[str]]) -> None:
         try:
             from hypothesis.internal import observability
         except ImportError:
             return  # no Hypothesis: no properties to count
-        if not hasattr(observability, "add_observability_callback"):
+        if not hasattr(observability, "remove_observability_callback"):
             return
-        if "HYPOTHESIS_EXPERIMENTAL_OBSERVABILITY" not in os.environ:
-            # Nobody asked for observability files: skip the per-example line coverage
-            # Hypothesis would otherwise collect for them.
-            observability.OBSERVABILITY_COLLECT_COVERAGE = False
         observability.OBSERVABILITY_CHOICES = True
-        observability.add_observability_callback(self.observe, all_threads=True)
         self.installed = True
+        if "HYPOTHESIS_EXPERIMENTAL_OBSERVABILITY" in os.environ or only is None:
+            observability.add_observability_callback(self.observe, all_threads=True)
+            return
+        # Nobody asked for observability files: skip the per-example line coverage
+        # Hypothesis would otherwise collect for them.
+        observability.OBSERVABILITY_COLLECT_COVERAGE = False
+        self.only = set(only)
+        self._observability = observability
+
+    @contextlib.contextmanager
+    def observing(self, node_id: str) -> Iterator[None]:
+        """Observes the test while it runs, when it is one of the properties to count."""
+        if self.only is None or not covered_by(node_id, self.only):
+            yield
+            return
+        self._observability.add_observability_callback(self.observe, all_threads=True)
+        try:
+            yield
+        finally:
+            self._observability.remove_observability_callback(self.observe)
 
     def observe(self, observation: Any, thread_id: int = 0) -> None:
         if getattr(observation, "type", None) != "test_case":
@@ -260,7 +284,7 @@ class FreezegatePlugin:
             self.answer = ask_binary(self.invocation_dir)
             self._check_writable()
         self.frozen = set(self.answer["skips"])
-        self.samples.install()
+        self.samples.install(self.answer.get("observe"))
 
     def _check_writable(self) -> None:
         directory = self.record_path.parent
@@ -329,6 +353,11 @@ class FreezegatePlugin:
                 "file": self._relative(path),
                 "line": line,
             }
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Iterator[None]:
+        with self.samples.observing(item.nodeid):
+            yield
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if self.is_worker:

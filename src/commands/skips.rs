@@ -33,8 +33,15 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &SkipsArgs) -> Result<u
             let dirty = commit
                 .as_ref()
                 .is_some_and(|_| crate::inputs::tools::is_dirty(&config.repo_root));
+            // The plugin counts samples of these properties only (see its `Samples`).
+            let observe: std::collections::BTreeSet<&str> = ledger
+                .entries
+                .iter()
+                .flat_map(|entry| entry.properties())
+                .collect();
             let payload = serde_json::json!({
                 "skips": skips,
+                "observe": observe,
                 "ledger": ledger.source.name,
                 "ledger_sha256": ledger.sha256(),
                 "commit": commit,
