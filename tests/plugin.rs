@@ -421,7 +421,10 @@ fn an_interrupted_or_failed_collection_is_an_incomplete_record_the_gate_refuses(
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
     let (code, _, stderr) = project.gate(&["--run", "gate/run.json", "--changed", "/dev/null"]);
     assert_eq!(code, Some(2));
-    common::assert_contains(&stderr, "gate/run.json: is an incomplete run record");
+    common::assert_contains(
+        &stderr,
+        "gate/run.json: is an incomplete run record: collection failed",
+    );
 
     // `-x` stops at the first failure: the tests it did not reach did not run.
     project.write(
@@ -434,6 +437,12 @@ fn an_interrupted_or_failed_collection_is_an_incomplete_record_the_gate_refuses(
         serde_json::from_str(&fs::read_to_string(project.root.join("gate/run.json")).unwrap())
             .unwrap();
     assert_eq!(record["complete"], false);
+    let (code, _, stderr) = project.gate(&["--run", "gate/run.json", "--changed", "/dev/null"]);
+    assert_eq!(code, Some(2));
+    common::assert_contains(
+        &stderr,
+        "is an incomplete run record: pytest stopped early (-x or --maxfail: stopping after 1 failures)",
+    );
 }
 
 #[test]

@@ -412,6 +412,21 @@ class FreezegatePlugin:
                 detail["reason"] = wasxfail
         return detail
 
+    def _incomplete(self, session: pytest.Session, exitstatus: int) -> Optional[str]:
+        """Why the run is not the whole run, or None when it is."""
+        if self.crashed:
+            return "a worker crashed"
+        if self.collection_failed:
+            return "collection failed"
+        # -x / --maxfail stopped the run: what it did not reach did not run.
+        if session.shouldfail:
+            return f"pytest stopped early (-x or --maxfail: {session.shouldfail})"
+        if session.shouldstop:
+            return f"the session was stopped ({session.shouldstop})"
+        if exitstatus not in (0, 1, 5):
+            return f"pytest exited with status {exitstatus} (interrupted, or an internal or usage error)"
+        return None
+
     def _selection(self) -> List[str]:
         """What asked pytest to deselect, as the command line and ini gave it."""
         option = self.config.option
@@ -464,14 +479,7 @@ class FreezegatePlugin:
             for worker in sorted(self.worker_collections, key=lambda c: len(c["collected"]), reverse=True):
                 collection.merge(worker)
         samples = self.worker_samples if self.worker_collections else self.samples.to_json()
-        complete = (
-            not self.crashed
-            and not self.collection_failed
-            and int(exitstatus) in (0, 1, 5)
-            and not session.shouldstop
-            # -x / --maxfail stopped the run: what it did not reach did not run.
-            and not session.shouldfail
-        )
+        incomplete = self._incomplete(session, int(exitstatus))
         lines = collection.lines
         tests = {}
         # In collection order (then any test not collected), as the gate reads fastest.
@@ -489,7 +497,8 @@ class FreezegatePlugin:
             "dirty": bool(self.answer.get("dirty")),
             "ledger": self.answer.get("ledger"),
             "ledger_sha256": self.answer.get("ledger_sha256"),
-            "complete": complete,
+            "complete": incomplete is None,
+            **({"incomplete": incomplete} if incomplete else {}),
             "exitstatus": int(exitstatus),
             "collected": collection.collected,
             "deselected": sorted(collection.deselected),

@@ -286,6 +286,8 @@ struct Header {
     ledger: Option<String>,
     ledger_sha256: Option<String>,
     complete: Option<bool>,
+    /// Why the plugin found the run incomplete.
+    incomplete: Option<String>,
     saw_collected: bool,
     saw_tests: bool,
 }
@@ -313,6 +315,7 @@ impl<'de> DeserializeSeed<'de> for Field<'_, '_> {
             "ledger" => header.ledger = Deserialize::deserialize(de)?,
             "ledger_sha256" => header.ledger_sha256 = Deserialize::deserialize(de)?,
             "complete" => header.complete = Deserialize::deserialize(de)?,
+            "incomplete" => header.incomplete = Deserialize::deserialize(de)?,
             "tests" => {
                 header.saw_tests = true;
                 Seed {
@@ -611,11 +614,14 @@ fn check_header(source: &Source, header: Header) -> Result<RecordHeader, GateErr
         .with_help(HELP));
     }
     if header.complete != Some(true) {
-        return Err(GateError::new(
-            &source.name,
-            "is an incomplete run record: the session was interrupted, a worker crashed or collection failed",
-        )
-        .with_help("judge a complete run: a gate never passes on part of a test run"));
+        let why = header
+            .incomplete
+            .as_deref()
+            .unwrap_or("the session was interrupted, a worker crashed or collection failed");
+        return Err(
+            GateError::new(&source.name, format!("is an incomplete run record: {why}"))
+                .with_help("judge a complete run: a gate never passes on part of a test run"),
+        );
     }
     Ok(RecordHeader {
         file: source.name.clone(),
