@@ -818,6 +818,26 @@ fn an_xfail_on_a_failing_test_is_fz601() {
 }
 
 #[test]
+fn pytest_skip_in_a_fixture_is_fz601_and_says_so() {
+    let report = judge_patch(
+        nothing,
+        |p| {
+            p.write("tests/test_new.py", "import pytest\n\n\n@pytest.fixture\ndef service():\n    pytest.skip(\"no service here\")\n\n\ndef test_new(service):\n    assert service\n")
+        },
+        1,
+        &["FZ601"],
+        &[],
+    );
+    let v = violation(&report, "FZ601");
+    // pytest reports a fixture's skip at the test that asked for the fixture.
+    assert_eq!(v["line"], 9, "{v}");
+    common::assert_contains(
+        v["message"].as_str().unwrap(),
+        "is skipped by a fixture it uses (pytest.skip() in the fixture): no service here",
+    );
+}
+
+#[test]
 fn pytest_xfail_in_a_test_body_is_fz601_at_the_call() {
     let report = judge_patch(
         nothing,

@@ -392,6 +392,9 @@ class FreezegatePlugin:
             source = "mark"
         else:
             source = "imperative"
+            if report.when == "setup":
+                # A fixture called pytest.skip(): pytest reports the test's location.
+                scope = "fixture"
         detail: Dict[str, Any] = {"source": source}
         if scope:
             detail["scope"] = scope

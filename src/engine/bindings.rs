@@ -332,6 +332,7 @@ pub fn register(engine: &mut Engine, pytest_root: String) {
                             "find".into(),
                             skip.find.map_or(Dynamic::UNIT, Dynamic::from),
                         );
+                        map.insert("scope".into(), text(skip.scope));
                         Dynamic::from_map(map)
                     })
                     .collect()

@@ -106,6 +106,9 @@ pub struct RunSkip {
     /// The text of the line that set it, to find above the reported line (a decorator,
     /// a module's `pytestmark`).
     pub find: Option<&'static str>,
+    /// Where a marker or call is beyond the test itself: `module` (a `pytestmark`),
+    /// `fixture` (`pytest.skip()` in a fixture's setup).
+    pub scope: Option<String>,
 }
 
 impl Runs {
@@ -135,6 +138,7 @@ impl Runs {
                     file: d.file.clone(),
                     line: d.line,
                     find,
+                    scope: d.scope.clone(),
                 })
             })
             .collect();
@@ -146,6 +150,7 @@ impl Runs {
             file: c.file.clone(),
             line: c.line,
             find: None,
+            scope: None,
         }));
         skips
     }
