@@ -690,10 +690,24 @@ fn violation<'a>(report: &'a Value, code: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no {code} in {report:#}"))
 }
 
+/// Judges a patch whose one kind of violation is FZ601 (with and without xdist), at
+/// `file:line` and saying `message`; the violation, for more checks.
+#[track_caller]
+fn unledgered_skip(patch: impl Fn(&Project), file: &str, line: u64, message: &str) -> Value {
+    let report = judge_patch(nothing, patch, 1, &["FZ601"], &[]);
+    let v = violation(&report, "FZ601").clone();
+    assert_eq!(
+        (v["file"].as_str(), v["line"].as_u64()),
+        (Some(file), Some(line)),
+        "{v}"
+    );
+    common::assert_contains(v["message"].as_str().unwrap(), message);
+    v
+}
+
 #[test]
 fn an_inline_skip_marker_is_fz601_pointing_at_the_decorator() {
-    let report = judge_patch(
-        nothing,
+    let v = unledgered_skip(
         |p| {
             edit(
                 p,
@@ -702,25 +716,17 @@ fn an_inline_skip_marker_is_fz601_pointing_at_the_decorator() {
                 "class TestGroup:\n    @pytest.mark.skip(reason=\"flaky\")\n    def test_one",
             )
         },
-        1,
-        &["FZ601"],
-        &[],
-    );
-    let v = violation(&report, "FZ601");
-    assert_eq!(v["test_id"], "tests/test_app.py::TestGroup::test_one");
-    assert_eq!(v["file"], "tests/test_app.py");
-    assert_eq!(v["line"], 20, "the decorator's line: {v}");
-    common::assert_contains(
-        v["message"].as_str().unwrap(),
+        "tests/test_app.py",
+        20, // the decorator's line
         "is skipped by a marker: flaky",
     );
+    assert_eq!(v["test_id"], "tests/test_app.py::TestGroup::test_one");
 }
 
 #[test]
 fn a_skip_marker_below_another_decorator_is_fz601_at_the_skip() {
     // Python gives the function the first decorator's line; the skip is the second.
-    let report = judge_patch(
-        nothing,
+    let v = unledgered_skip(
         |p| {
             edit(
                 p,
@@ -729,22 +735,16 @@ fn a_skip_marker_below_another_decorator_is_fz601_at_the_skip() {
                 "@pytest.mark.parametrize(\"amount\", [1, 2, 3])\n@pytest.mark.skip(reason=\"later\")\ndef test_cases",
             )
         },
-        1,
-        &["FZ601"],
-        &[],
+        "tests/test_app.py",
+        15, // the skip decorator's line, not parametrize's
+        "is skipped by a marker: later",
     );
-    let v = violation(&report, "FZ601");
     assert_eq!(v["test_id"], "tests/test_app.py::test_cases[1]");
-    assert_eq!(
-        v["line"], 15,
-        "the skip decorator's line, not parametrize's: {v}"
-    );
 }
 
 #[test]
 fn pytest_skip_in_a_body_is_fz601_at_the_call() {
-    let report = judge_patch(
-        nothing,
+    unledgered_skip(
         |p| {
             edit(
                 p,
@@ -753,14 +753,8 @@ fn pytest_skip_in_a_body_is_fz601_at_the_call() {
                 "    def test_one(self):\n        pytest.skip(\"not today\")\n",
             )
         },
-        1,
-        &["FZ601"],
-        &[],
-    );
-    let v = violation(&report, "FZ601");
-    assert_eq!(v["line"], 21, "the pytest.skip() call: {v}");
-    common::assert_contains(
-        v["message"].as_str().unwrap(),
+        "tests/test_app.py",
+        21, // the pytest.skip() call
         "skips itself (pytest.skip()): not today",
     );
 }
@@ -819,40 +813,24 @@ fn an_xfail_on_a_failing_test_is_fz601() {
 
 #[test]
 fn pytest_skip_in_a_fixture_is_fz601_and_says_so() {
-    let report = judge_patch(
-        nothing,
+    unledgered_skip(
         |p| {
             p.write("tests/test_new.py", "import pytest\n\n\n@pytest.fixture\ndef service():\n    pytest.skip(\"no service here\")\n\n\ndef test_new(service):\n    assert service\n")
         },
-        1,
-        &["FZ601"],
-        &[],
-    );
-    let v = violation(&report, "FZ601");
-    // pytest reports a fixture's skip at the test that asked for the fixture.
-    assert_eq!(v["line"], 9, "{v}");
-    common::assert_contains(
-        v["message"].as_str().unwrap(),
+        "tests/test_new.py",
+        9, // pytest reports a fixture's skip at the test that asked for the fixture
         "is skipped by a fixture it uses (pytest.skip() in the fixture): no service here",
     );
 }
 
 #[test]
 fn pytest_xfail_in_a_test_body_is_fz601_at_the_call() {
-    let report = judge_patch(
-        nothing,
+    unledgered_skip(
         |p| {
             p.write("tests/test_new.py", "import pytest\n\n\n@pytest.mark.parametrize(\"n\", [1])\ndef test_new(n):\n    if n:\n        pytest.xfail(\"not yet\")\n    assert False\n")
         },
-        1,
-        &["FZ601"],
-        &[],
-    );
-    let v = violation(&report, "FZ601");
-    assert_eq!(v["line"], 7, "the pytest.xfail() call: {v}");
-    assert_eq!(v["file"], "tests/test_new.py", "{v}");
-    common::assert_contains(
-        v["message"].as_str().unwrap(),
+        "tests/test_new.py",
+        7, // the pytest.xfail() call
         "marks itself xfail (pytest.xfail()): not yet",
     );
 }
@@ -981,18 +959,23 @@ fn a_skip_the_patch_baselines_itself_is_refused_under_the_trusted_ref() {
     );
 }
 
+/// The deposit: the compensating property asserts more.
+fn strengthen_the_property(project: &Project) {
+    edit(
+        project,
+        "tests/test_props.py",
+        "assert price(amount) >= 0",
+        "assert price(amount) >= 0\n    assert price(amount) >= amount or amount < 0",
+    );
+}
+
 #[test]
 fn an_honest_freeze_with_its_property_in_the_diff_passes() {
     judge_patch(
         nothing,
         |p| {
             p.write_ledger(&[FROZEN, "tests/test_app.py::TestGroup::test_one"]);
-            edit(
-                p,
-                "tests/test_props.py",
-                "assert price(amount) >= 0",
-                "assert price(amount) >= 0\n    assert price(amount) >= amount or amount < 0",
-            );
+            strengthen_the_property(p);
         },
         0,
         &[],
@@ -1009,12 +992,7 @@ fn a_freeze_of_a_function_whose_cases_come_from_a_fixture_passes() {
         |p| {
             p.write("tests/test_flags.py", "import pytest\n\n\n@pytest.fixture(params=[True, False])\ndef flag(request):\n    return request.param\n\n\ndef test_flag(flag):\n    assert flag is None\n");
             p.write_ledger(&[FROZEN, "tests/test_flags.py::test_flag"]);
-            edit(
-                p,
-                "tests/test_props.py",
-                "assert price(amount) >= 0",
-                "assert price(amount) >= 0\n    assert price(amount) >= amount or amount < 0",
-            );
+            strengthen_the_property(p);
         },
         0,
         &[],
@@ -1033,15 +1011,12 @@ fn a_repository_with_existing_skips_adopts_with_one_baseline_run() {
     }
     project.write("tests/test_windows.py", &module);
     project.commit("ten platform skips");
+    // The skip family alone, on a record, for a patch that changes nothing.
+    let gate_fz6 = |record: &str| {
+        project.gate(&["--run", record, "--changed", "/dev/null", "--select", "FZ6"])
+    };
     project.record(&["-n", "2"], "gate/run.json");
-    let (code, report, _) = project.gate(&[
-        "--run",
-        "gate/run.json",
-        "--changed",
-        "/dev/null",
-        "--select",
-        "FZ6",
-    ]);
+    let (code, report, _) = gate_fz6("gate/run.json");
     assert_eq!((code, codes(&report).len()), (Some(1), 10), "{report:#}");
 
     let out = hermetic(&mut Command::new(BIN))
@@ -1061,14 +1036,7 @@ fn a_repository_with_existing_skips_adopts_with_one_baseline_run() {
     fs::write(&path, serde_json::to_string_pretty(&baseline).unwrap()).unwrap();
     project.commit("adopt the gate: the existing skips, reviewed");
     project.record(&[], "gate/run.json");
-    let (code, report, stderr) = project.gate(&[
-        "--run",
-        "gate/run.json",
-        "--changed",
-        "/dev/null",
-        "--select",
-        "FZ6",
-    ]);
+    let (code, report, stderr) = gate_fz6("gate/run.json");
     assert_eq!(code, Some(0), "{report:#}\n{stderr}");
 
     // One platform skip goes away: --prune drops only its entry, and keeps the review.
@@ -1083,14 +1051,7 @@ fn a_repository_with_existing_skips_adopts_with_one_baseline_run() {
     );
     project.commit("test_windows_9 runs everywhere");
     project.record(&[], "gate/run.json");
-    let (code, report, _) = project.gate(&[
-        "--run",
-        "gate/run.json",
-        "--changed",
-        "/dev/null",
-        "--select",
-        "FZ6",
-    ]);
+    let (code, report, _) = gate_fz6("gate/run.json");
     assert_eq!((code, codes(&report)), (Some(0), vec!["FZ605".to_string()]));
     let prune = |record: &str| {
         let out = hermetic(&mut Command::new(BIN))
@@ -1104,14 +1065,7 @@ fn a_repository_with_existing_skips_adopts_with_one_baseline_run() {
     // A run of part of the suite says nothing of the tests it did not collect: their
     // entries are neither unused (FZ605) nor pruned.
     project.record(&["tests/test_app.py"], "gate/part.json");
-    let (code, report, _) = project.gate(&[
-        "--run",
-        "gate/part.json",
-        "--changed",
-        "/dev/null",
-        "--select",
-        "FZ6",
-    ]);
+    let (code, report, _) = gate_fz6("gate/part.json");
     assert_eq!((code, codes(&report)), (Some(0), vec![]), "{report:#}");
     common::assert_contains(&prune("gate/part.json"), "0 added, 0 pruned, 10 kept");
     common::assert_contains(&prune("gate/run.json"), "0 added, 1 pruned, 9 kept");
