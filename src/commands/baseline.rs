@@ -12,7 +12,7 @@ use crate::commands::{write_atomic, EXIT_PASS};
 use crate::document::{Node, Value};
 use crate::error::GateError;
 use crate::gate::{gather, Gate};
-use crate::inputs::baseline::{Baseline, VERSION};
+use crate::inputs::baseline::VERSION;
 
 pub fn run(cwd: &Path, config_path: Option<&Path>, args: &BaselineArgs) -> Result<u8, GateError> {
     let gate = Gate::load(cwd, config_path)?;
@@ -68,12 +68,10 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &BaselineArgs) -> Resul
         ));
     }
 
+    // The baseline as gather read it (Gate::load reads the working tree: the file this
+    // command rewrites); empty when there is none.
+    let existing = &facts.baseline;
     let name = crate::config::display_path(&config.skip_baseline, &config.repo_root);
-    let existing = match crate::source::SourceFile::read(&config.skip_baseline, name.clone()) {
-        Ok(source) => Baseline::parse(&source)?,
-        Err(e) if e.kind() == crate::error::Kind::Missing => Baseline::default(),
-        Err(e) => return Err(e),
-    };
     let key = |entry: &Json| {
         (
             entry["test_id"].as_str().unwrap_or_default().to_string(),

@@ -22,24 +22,14 @@ const DEFAULT_WINDOW: i64 = 14;
 
 pub fn run(cwd: &Path, config_path: Option<&Path>, args: &FreezeArgs) -> Result<u8, GateError> {
     let gate = Gate::load(cwd, config_path)?;
-    let ledger_input = match &args.ledger {
-        Some(path) => InputPath::from_cli(cwd, path, &gate.config.repo_root),
-        None => crate::inputs::InputPath {
-            name: crate::config::display_path(&gate.config.ledger, &gate.config.repo_root),
-            path: gate.config.ledger.clone(),
-        },
-    };
+    let ledger_input = InputPath::from_cli_or_config(
+        cwd,
+        args.ledger.as_deref(),
+        &gate.config.ledger,
+        &gate.config.repo_root,
+    );
     let ledger = Ledger::load(&ledger_input.path, &ledger_input.name)?;
-    let today = match &args.today {
-        Some(text) => Date::parse(text).ok_or_else(|| {
-            GateError::usage(format!("--today `{text}` is not a real YYYY-MM-DD date"))
-        })?,
-        None => Date(
-            jiff::Timestamp::now()
-                .to_zoned_datetime(jiff::tz::TimeZone::UTC)
-                .date(),
-        ),
-    };
+    let today = Date::today_or(args.today.as_deref())?;
     let max_window = gate
         .config
         .params

@@ -11,16 +11,13 @@ use crate::inputs::InputPath;
 
 pub fn run(cwd: &Path, config_path: Option<&Path>, args: &SkipsArgs) -> Result<u8, GateError> {
     let config = Config::discover(cwd, config_path)?;
-    let ledger = match &args.ledger {
-        Some(path) => {
-            let input = InputPath::from_cli(cwd, path, &config.repo_root);
-            Ledger::load(&input.path, &input.name)?
-        }
-        None => Ledger::load(
-            &config.ledger,
-            &crate::config::display_path(&config.ledger, &config.repo_root),
-        )?,
-    };
+    let input = InputPath::from_cli_or_config(
+        cwd,
+        args.ledger.as_deref(),
+        &config.ledger,
+        &config.repo_root,
+    );
+    let ledger = Ledger::load(&input.path, &input.name)?;
     let skips = ledger.derived_skips();
     match args.format {
         SkipsFormat::Json => println!(

@@ -23,13 +23,7 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &StatsArgs) -> Result<u
     let since = args
         .since
         .as_deref()
-        .map(|text| {
-            Date::parse(text).map(|d| d.0).ok_or_else(|| {
-                GateError::usage(format!(
-                    "--since `{text}` is not a real date in YYYY-MM-DD form"
-                ))
-            })
-        })
+        .map(|text| Date::of_flag("--since", text).map(|d| d.0))
         .transpose()?;
     let gate = Gate::load(cwd, config_path)?;
     let facts = gather(cwd, &gate.config, &args.facts)?;

@@ -30,6 +30,28 @@ impl Date {
         }
         text.parse::<jiff::civil::Date>().ok().map(Date)
     }
+
+    /// The value of a date flag (`--today`, `--since`), a usage error naming the flag
+    /// when it is not a real `YYYY-MM-DD` day.
+    pub fn of_flag(flag: &str, text: &str) -> Result<Date, crate::error::GateError> {
+        Date::parse(text).ok_or_else(|| {
+            crate::error::GateError::usage(format!(
+                "{flag} `{text}` is not a real date in YYYY-MM-DD form"
+            ))
+        })
+    }
+
+    /// `--today` when given, else today's date in UTC.
+    pub fn today_or(given: Option<&str>) -> Result<Date, crate::error::GateError> {
+        match given {
+            Some(text) => Date::of_flag("--today", text),
+            None => Ok(Date(
+                jiff::Timestamp::now()
+                    .to_zoned_datetime(jiff::tz::TimeZone::UTC)
+                    .date(),
+            )),
+        }
+    }
 }
 
 impl std::fmt::Display for Date {

@@ -64,8 +64,9 @@ fn base_ledger(
 /// From this many freezes on, scripts run on every core even when the inputs are small.
 const PARALLEL_FROM_FREEZES: usize = 1_000;
 
-/// Inputs on their way: every input but the ledger loading on threads of its own (see
-/// [`start_loading`]); [`Gathering::with_ledger`] reads the ledger and hands out the facts.
+/// Inputs on their way: every input but the ledger loading, here or on threads as the
+/// plan lays them out (see [`start_loading`]); [`Gathering::with_ledger`] reads the
+/// ledger and hands out the facts.
 pub struct Gathering {
     loaded: Loaded,
     today: jiff::civil::Date,
@@ -76,20 +77,7 @@ pub struct Gathering {
 /// and the ledger is read, and rules start as soon as those are done; a script that reads
 /// an input still loading waits for it. [`Loading::finish`] reports the first input error.
 pub fn start_loading(cwd: &Path, config: &Config, args: &FactArgs) -> Result<Gathering, GateError> {
-    let today = match &args.today {
-        Some(text) => {
-            Date::parse(text)
-                .ok_or_else(|| {
-                    GateError::usage(format!(
-                        "--today `{text}` is not a real date in YYYY-MM-DD form"
-                    ))
-                })?
-                .0
-        }
-        None => jiff::Timestamp::now()
-            .to_zoned_datetime(jiff::tz::TimeZone::UTC)
-            .date(),
-    };
+    let today = Date::today_or(args.today.as_deref())?.0;
     let cx = Context { cwd, config, args };
     let (loaded, loading) = Loaded::start(&cx);
     Ok(Gathering {
@@ -109,10 +97,8 @@ impl Gathering {
         args: &FactArgs,
     ) -> Result<(Facts, Loading), GateError> {
         let repo_root = &config.repo_root;
-        let ledger_path = match &args.ledger {
-            Some(path) => InputPath::from_cli(cwd, path, repo_root),
-            None => InputPath::from_config(&config.ledger, repo_root),
-        };
+        let ledger_path =
+            InputPath::from_cli_or_config(cwd, args.ledger.as_deref(), &config.ledger, repo_root);
         let mut ledger = Ledger::load(&ledger_path.path, &ledger_path.name).map_err(|e| {
             if e.kind() == crate::error::Kind::Missing {
                 e.with_help(

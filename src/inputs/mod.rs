@@ -152,6 +152,19 @@ impl InputPath {
         }
     }
 
+    /// A path the command line gives (`--ledger FILE`), else the one config names.
+    pub fn from_cli_or_config(
+        cwd: &std::path::Path,
+        given: Option<&std::path::Path>,
+        configured: &std::path::Path,
+        repo_root: &std::path::Path,
+    ) -> InputPath {
+        match given {
+            Some(path) => InputPath::from_cli(cwd, path, repo_root),
+            None => InputPath::from_config(configured, repo_root),
+        }
+    }
+
     /// A path from config (already absolute).
     pub fn from_config(path: &std::path::Path, repo_root: &std::path::Path) -> InputPath {
         InputPath {
