@@ -191,7 +191,6 @@ class Samples:
     def __init__(self) -> None:
         # property -> (run_start, keys, counted by choices)
         self.runs: Dict[str, Tuple[float, Set[Any], bool]] = {}
-        self.installed = False
         # The properties to observe; None: every one, for the whole session.
         self.only: Optional[Set[str]] = None
         self._observability: Any = None
@@ -204,7 +203,6 @@ class Samples:
         if not hasattr(observability, "remove_observability_callback"):
             return
         observability.OBSERVABILITY_CHOICES = True
-        self.installed = True
         if "HYPOTHESIS_EXPERIMENTAL_OBSERVABILITY" in os.environ or only is None:
             observability.add_observability_callback(self.observe, all_threads=True)
             return

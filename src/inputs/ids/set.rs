@@ -368,11 +368,11 @@ impl IdSet {
         let under = inner.under.get_or_init(|| {
             let mut table = HashTable::new();
             for index in 0..self.len() as u32 {
-                let head = strip_params(inner.id(index));
-                let mut prefixes: Vec<usize> = head.match_indices("::").map(|(at, _)| at).collect();
-                if head.len() < inner.id(index).len() {
-                    prefixes.push(head.len());
-                }
+                let id = inner.id(index);
+                let head = strip_params(id);
+                // The file and each class the id is in, and the function of a case.
+                let case_of = (head.len() < id.len()).then_some(head.len());
+                let prefixes = head.match_indices("::").map(|(at, _)| at).chain(case_of);
                 for len in prefixes {
                     let prefix = &head[..len];
                     let text_of = |&(i, len): &(u32, u32)| &inner.id(i)[..len as usize];
