@@ -42,6 +42,13 @@ pub enum Command {
     /// does not derive in the skip baseline (`skip_baseline`), for review: how a
     /// repository with existing skips adopts the gate.
     Baseline(Box<BaselineArgs>),
+    /// Run the tests under supervision: start pytest, receive its run record over a pipe
+    /// (never from a file another process could replace), write it, and with `--check`
+    /// judge it in this same process.
+    #[command(
+        after_help = "Examples:\n  freezegate run -- python -m pytest -n auto\n  freezegate run --check --base origin/main --base-run gate/base-run.json --trusted-ref origin/main -- python -m pytest -n auto\n\nExit status: with --check the gate's (0, 1, 2), at least 1 when tests failed; without it pytest's. Always 2 when pytest did not run as asked (interrupted, a usage or internal error, no tests collected, killed) or no complete record came from it."
+    )]
+    Run(RunArgs),
     /// Print shell completions.
     Completions(CompletionsArgs),
     /// Run policy fixture cases: each folder with a case.toml must report exactly the
@@ -50,6 +57,17 @@ pub enum Command {
     /// The weekly freeze metrics: deposit failures, ages, expiries, refused inherited
     /// skips (from `check --history`), per owner and per team.
     Stats(Box<StatsArgs>),
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Judge the record once pytest exits, in this process: the arguments after
+    /// `--check`, up to `--`, are `freezegate check`'s (the record is given to it).
+    #[arg(long, num_args = 0.., allow_hyphen_values = true, value_terminator = "--", value_name = "CHECK ARGS")]
+    pub check: Option<Vec<String>>,
+    /// The test command and its arguments, after `--` (e.g. `python -m pytest -n auto`).
+    #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true, value_name = "PYTEST")]
+    pub command: Vec<String>,
 }
 
 #[derive(Debug, Args)]

@@ -16,6 +16,7 @@ pub mod paths;
 pub mod report;
 pub mod source;
 pub mod stats;
+pub mod supervise;
 pub mod threads;
 pub mod words;
 

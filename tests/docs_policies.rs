@@ -113,7 +113,8 @@ fn run_policy(script: &str, line: usize) {
     );
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     // FZ404/FZ405 and FZ602/FZ605 run only with --run, FZ603/FZ604 with the base's
-    // collection, FZ501 under --trusted-ref: these examples use none of them.
+    // collection, FZ606 with the base's run, FZ501 under --trusted-ref: these examples
+    // use none of them.
     assert!(
         report["summary"]["not_evaluated"]
             .as_array()
@@ -122,6 +123,7 @@ fn run_policy(script: &str, line: usize) {
             .all(|code| {
                 [
                     "FZ209", "FZ404", "FZ405", "FZ501", "FZ602", "FZ603", "FZ604", "FZ605",
+                    "FZ606",
                 ]
                 .contains(&code.as_str().unwrap())
             }),

@@ -107,6 +107,13 @@ pub fn modified_files(
     if let Some(owners) = &trusted.owners_file {
         files_to_compare.push(owners.clone());
     }
+    // The skip baseline is gate config too: a patch cannot baseline its own skip.
+    files_to_compare.push(trusted.skip_baseline.clone());
+    if let Ok(work) = &work {
+        files_to_compare.push(work.skip_baseline.clone());
+    }
+    files_to_compare.sort();
+    files_to_compare.dedup();
     for file in files_to_compare {
         let name = display_path(&file, root);
         let text = |tree: &FileTree| {
@@ -125,4 +132,55 @@ pub fn modified_files(
         }
     }
     changed.into_iter().collect()
+}
+
+/// The gate's own files a patch changed, for FZ503 when the check has no trusted ref to
+/// read them from: each with what it is to the gate. `changed` holds repository-relative
+/// paths; a pyproject.toml counts when its `[tool.freezegate]` differs from the base's
+/// (or when there is no base to compare with).
+pub fn unguarded_changes(
+    config: &Config,
+    changed: &crate::inputs::ids::IdSet,
+    base: Option<&str>,
+) -> Vec<(String, &'static str)> {
+    let root = &config.repo_root;
+    let name = |path: &Path| display_path(path, root);
+    let policy_dirs: Vec<String> = config
+        .policies
+        .iter()
+        .filter_map(|spec| match spec {
+            PolicySpec::Dir { path, .. } => Some(name(path)),
+            PolicySpec::Builtin => None,
+        })
+        .collect();
+    let config_file = config.source.as_ref().map(|s| name(&s.path));
+    let baseline = name(&config.skip_baseline);
+    let owners = config.owners_file.as_deref().map(name);
+    let mut found = Vec::new();
+    for file in changed.iter() {
+        let base_name = file.rsplit('/').next().unwrap_or(file);
+        let what = if config_file.as_deref() == Some(file) && base_name == "pyproject.toml" {
+            crate::inputs::tools::section_changed(base, root, file, &["tool", "freezegate"])
+                .then_some("config ([tool.freezegate])")
+        } else if config_file.as_deref() == Some(file)
+            || matches!(base_name, "freezegate.toml" | ".freezegate.toml")
+        {
+            Some("config")
+        } else if file == baseline {
+            Some("skip baseline")
+        } else if owners.as_deref() == Some(file) {
+            Some("owners file")
+        } else if policy_dirs
+            .iter()
+            .any(|dir| file.strip_prefix(dir.as_str()).is_some_and(|rest| rest.starts_with('/')))
+        {
+            Some("policy")
+        } else {
+            None
+        };
+        if let Some(what) = what {
+            found.push((file.to_string(), what));
+        }
+    }
+    found
 }

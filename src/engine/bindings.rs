@@ -396,6 +396,32 @@ pub fn register(engine: &mut Engine, pytest_root: String) {
             },
         )
         .register_get(
+            "hooks",
+            |r: &mut crate::inputs::run_record::Runs| -> Array {
+                r.hooks
+                    .iter()
+                    .map(|h| {
+                        let mut map = Map::new();
+                        map.insert("hook".into(), h.hook.clone().into());
+                        map.insert("plugin".into(), h.plugin.clone().into());
+                        map.insert("function".into(), h.function.clone().into());
+                        map.insert(
+                            "file".into(),
+                            h.file.clone().map_or(Dynamic::UNIT, Dynamic::from),
+                        );
+                        map.insert(
+                            "line".into(),
+                            h.line
+                                .map_or(Dynamic::UNIT, |l| Dynamic::from_int(INT::from(l))),
+                        );
+                        map.insert("wrapper".into(), h.wrapper.into());
+                        map.insert("key".into(), h.key_text().into());
+                        Dynamic::from_map(map)
+                    })
+                    .collect()
+            },
+        )
+        .register_get(
             "selection",
             |r: &mut crate::inputs::run_record::Runs| -> Array {
                 r.selection

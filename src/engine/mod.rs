@@ -117,13 +117,44 @@ pub trait ScriptValue: Clone + Send + Sync + 'static {
     fn to_script(&self) -> Dynamic {
         Dynamic::from(self.clone())
     }
+    /// Whether the core withholds the value from scripts although it was given (a run
+    /// record FZ404 refuses): then it is not given, and its absence is no FZ001.
+    fn withheld(&self) -> bool {
+        false
+    }
 }
 
 impl ScriptValue for IdSet {}
 impl ScriptValue for crate::inputs::samples::Samples {}
 impl ScriptValue for crate::inputs::junit::Results {}
 impl ScriptValue for crate::inputs::coverage::Coverage {}
-impl ScriptValue for crate::inputs::run_record::Runs {}
+impl ScriptValue for crate::inputs::run_record::Runs {
+    fn withheld(&self) -> bool {
+        self.is_refused()
+    }
+}
+
+/// `run_records`: an array of `#{file, commit, dirty, ledger, ledger_sha256, refused}`.
+impl ScriptValue for Vec<crate::inputs::run_record::RecordHeader> {
+    fn to_script(&self) -> Dynamic {
+        let text = |v: &Option<String>| v.clone().map_or(Dynamic::UNIT, Dynamic::from);
+        let records: rhai::Array = self
+            .iter()
+            .map(|h| {
+                let mut map = Map::new();
+                map.insert("file".into(), h.file.clone().into());
+                map.insert("commit".into(), text(&h.commit));
+                map.insert("dirty".into(), h.dirty.into());
+                map.insert("ledger".into(), text(&h.ledger));
+                map.insert("ledger_sha256".into(), text(&h.ledger_sha256));
+                let refused: rhai::Array = h.refused.iter().map(|w| w.clone().into()).collect();
+                map.insert("refused".into(), Dynamic::from_array(refused));
+                Dynamic::from_map(map)
+            })
+            .collect();
+        Dynamic::from_array(records)
+    }
+}
 impl ScriptValue for crate::inputs::Hunks {}
 
 /// `selection_changes`: an array of `#{file, what}`.
@@ -147,10 +178,11 @@ impl<T: ScriptValue> LoadingInput for Deferred<T> {
         Deferred::is_ready(self)
     }
     fn is_given(&self) -> bool {
-        Deferred::is_given(self)
+        Deferred::is_given(self) && !(self.is_ready() && self.get().is_some_and(T::withheld))
     }
     fn wait(&self) -> (Dynamic, Duration) {
         let (value, waited) = self.get_timed();
+        let value = value.filter(|v| !v.withheld());
         (value.map_or(Dynamic::UNIT, T::to_script), waited)
     }
 }
@@ -442,6 +474,23 @@ impl ScriptEngine {
                 }
             }
         }
+        // Inputs FZ404 withholds (the refused run record and what came from it) are not
+        // given, and not missing either: the rules that read them are not evaluated.
+        let refused = facts
+            .loaded
+            .runs
+            .get()
+            .filter(|runs| runs.is_refused())
+            .map(|runs| {
+                runs.headers
+                    .iter()
+                    .filter(|h| !h.refused.is_empty())
+                    .map(|h| h.file.as_str())
+                    .collect::<Vec<_>>()
+            });
+        let withheld = |input: &str| {
+            refused.is_some() && crate::inputs::load::FROM_RUNS.contains(&input) && !given(input)
+        };
         for (index, run) in runs {
             let script = jobs[index];
             let count = run.reports.len();
@@ -451,7 +500,8 @@ impl ScriptEngine {
                     evaluation.notes.push(note);
                 }
             }
-            let outcome = rule_outcomes(script, selection, &run.missing, &given);
+            let mut outcome = rule_outcomes(script, selection, &run.missing, &given);
+            outcome.missing.retain(|(input, _)| !withheld(input));
             if run.missing.is_empty() {
                 if let Err(err) = run.result {
                     return Err(script_error(script, &err, &self.limits, &self.modules));
@@ -467,6 +517,15 @@ impl ScriptEngine {
                 ran: run.elapsed.saturating_sub(run.waited),
                 waited: run.waited,
                 reported: count,
+            });
+        }
+        if let Some(files) = &refused {
+            evaluation.notes.push(Note {
+                code: "FZ404".into(),
+                message: format!(
+                    "{} of another commit or ledger feeds no rule: the rules that read it were not evaluated",
+                    crate::words::join_and(files)
+                ),
             });
         }
         evaluation.evaluated.sort();

@@ -95,12 +95,29 @@ pub fn gate_modified_rule() -> RuleMeta {
     }
 }
 
+/// The rule the core reports when the patch changes the gate's own files and the check
+/// has no trusted ref to read them from.
+pub fn unguarded_gate_rule() -> RuleMeta {
+    RuleMeta {
+        code: UNGUARDED_GATE.into(),
+        name: "unguarded-gate".into(),
+        severity: Severity::Warning,
+        summary: "The patch changes the gate's own config, policies or skip baseline, and the check has no --trusted-ref: the patch was judged by its own gate.".into(),
+        help: "Pass --trusted-ref (the base commit, e.g. origin/main) so config, policies and the skip baseline come from reviewed history; the shipped action and workflow do.".into(),
+        policy: CORE_POLICY.into(),
+        category: CORE_CATEGORY.into(),
+        doc: None,
+        needs: Some(vec!["changed".into()]),
+    }
+}
+
 /// The policy name of rules the core itself reports.
 pub const CORE_POLICY: &str = "builtin:core";
 
 /// The core's own rules: an input a rule needs was not given; the patch changed the gate.
 pub const INPUT_MISSING: &str = "FZ001";
 pub const GATE_MODIFIED: &str = "FZ501";
+pub const UNGUARDED_GATE: &str = "FZ503";
 
 /// The category of the rules the core itself reports.
 pub const CORE_CATEGORY: &str = "core";
@@ -194,7 +211,7 @@ pub fn load(
             }
         }
     }
-    let mut rules = vec![input_missing_rule(), gate_modified_rule()];
+    let mut rules = vec![input_missing_rule(), gate_modified_rule(), unguarded_gate_rule()];
     let mut declared: HashMap<String, String> = HashMap::new();
     for rule in &rules {
         declared.insert(rule.code.clone(), CORE_POLICY.into());

@@ -28,6 +28,16 @@ fn core_codes(pack: &Pack) -> Vec<String> {
         .collect()
 }
 
+/// Why config may not turn a core rule off: FZ001 guards every rule's inputs, and FZ503
+/// speaks when the config itself is the patch's.
+fn cannot_be_off(code: &str) -> Option<&'static str> {
+    match code {
+        crate::engine::policy::INPUT_MISSING => Some("a gate never passes by having less to look at; give the missing input instead"),
+        crate::engine::policy::UNGUARDED_GATE => Some("without --trusted-ref this config is the patch's own; pass --trusted-ref to read config from reviewed history"),
+        _ => None,
+    }
+}
+
 impl Selection {
     pub fn new(
         pack: &Pack,
@@ -51,16 +61,21 @@ impl Selection {
                 severity = match setting {
                     RuleSetting::Error => Some(Severity::Error),
                     RuleSetting::Warn => Some(Severity::Warning),
-                    RuleSetting::Off if rule.code == crate::engine::policy::INPUT_MISSING => {
-                        let source = config
-                            .source
-                            .as_ref()
-                            .expect("rules come from a config file");
-                        return Err(GateError::new(&source.name, "FZ001 (input-missing) cannot be turned off")
+                    RuleSetting::Off => {
+                        if let Some(help) = cannot_be_off(&rule.code) {
+                            let source = config
+                                .source
+                                .as_ref()
+                                .expect("rules come from a config file");
+                            return Err(GateError::new(
+                                &source.name,
+                                format!("{} ({}) cannot be turned off", rule.code, rule.name),
+                            )
                             .at(source, span.clone(), "here")
-                            .with_help("a gate never passes by having less to look at; give the missing input instead"));
+                            .with_help(help));
+                        }
+                        None
                     }
-                    RuleSetting::Off => None,
                 };
             }
             // The core's rules (FZ001, FZ501) guard every other rule: filters never remove them.

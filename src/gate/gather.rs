@@ -121,10 +121,7 @@ impl Gathering {
             ledger,
             loaded: self.loaded,
             baseline: load_baseline(config)?,
-            commit: args
-                .commit
-                .clone()
-                .or_else(|| tools::head_commit(repo_root)),
+            commit: tools::commit_under_judgement(args.commit.clone(), repo_root),
             today: self.today,
             target_branch,
             trusted_ref: None,

@@ -124,6 +124,22 @@ pub fn check(
     let compiled = Instant::now();
     let (mut facts, loading) = gathering.with_ledger(cwd, &gate.config, &args.facts)?;
     facts.trusted_ref = args.trusted_ref.clone();
+    if trusted.is_none() && selection.is_enabled(policy::UNGUARDED_GATE) {
+        if let Some(changed) = facts.loaded.changed.get() {
+            let base = args.facts.base.as_deref();
+            for (file, what) in trust::unguarded_changes(&gate.config, changed, base) {
+                gate.core_reports.push(RawReport {
+                    code: policy::UNGUARDED_GATE.into(),
+                    message: format!(
+                        "the patch changes {file} (the gate's {what}) and this check has no --trusted-ref: the patch was judged by its own version"
+                    ),
+                    script: policy::CORE_POLICY.into(),
+                    target: Target::None,
+                    test_id: None,
+                });
+            }
+        }
+    }
     let threaded = loading.is_threaded();
     let gathered = Instant::now();
     let judged = judge(&gate, &facts, &selection);

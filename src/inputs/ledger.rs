@@ -246,9 +246,7 @@ impl Ledger {
     /// The SHA-256 of the ledger's text, as a run record names the ledger its skips were
     /// derived from.
     pub fn sha256(&self) -> String {
-        use sha2::Digest;
-        let digest = sha2::Sha256::digest(self.source.text.as_bytes());
-        digest.iter().map(|b| format!("{b:02x}")).collect()
+        sha256_hex(&self.source.text)
     }
 
     /// Every frozen test id, in ledger order, each once.
@@ -330,6 +328,15 @@ fn check_entry_types(source: &Source, index: usize, node: &Node) -> Result<(), G
         }
     }
     Ok(())
+}
+
+
+/// The SHA-256 of a ledger's text, in hex: how a run or proof record names the ledger
+/// its skips were derived from.
+pub fn sha256_hex(text: &str) -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(text.as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use super::coverage::Coverage;
 use super::ids::{self, IdSet};
 use super::junit::Results;
 use super::loading::{Load, Reads};
-use super::run_record::Runs;
+use super::run_record::{RecordHeader, Runs};
 use super::samples::Samples;
 use super::{merge, read_merged, tools, FactArgs, Hunks, InputPath, Loaded};
 use crate::config::Config;
@@ -39,6 +39,9 @@ fn files(paths: &[InputPath]) -> Reads {
     Reads::Files(paths.iter().map(|p| p.path.clone()).collect())
 }
 
+/// The inputs that come from the run records when their own flags are not given.
+pub const FROM_RUNS: &[&str] = &["runs", "collected", "applied_skips", "results", "samples"];
+
 /// The files of an input's own flag, read by `read`; without any, `part` of the run
 /// records when they were given.
 fn files_else_runs<T: Send + Sync + 'static>(
@@ -53,8 +56,12 @@ fn files_else_runs<T: Send + Sync + 'static>(
         return Some(Load::new(files(&paths), move || read(&paths)));
     }
     let runs = loaded.runs.clone();
-    runs.is_given()
-        .then(|| Load::new(Reads::Input, move || Ok(runs.get().map(part))))
+    // A record FZ404 refuses feeds no rule: what it says is of another commit or ledger.
+    runs.is_given().then(|| {
+        Load::new(Reads::Input, move || {
+            Ok(runs.get().filter(|r| !r.is_refused()).map(part))
+        })
+    })
 }
 
 /// `--run FILE...`, else `run` in config.
@@ -68,7 +75,39 @@ pub fn runs(cx: &Context, _: &Loaded) -> Option<Load<Runs>> {
             .map(|path| InputPath::from_config(path, &cx.config.repo_root))
             .collect(),
     };
-    (!paths.is_empty()).then(|| Load::new(files(&paths), move || Runs::load(&paths)))
+    let supervised = cx.args.supervised_run.clone();
+    let ledger = InputPath::from_cli_or_config(
+        cx.cwd,
+        cx.args.ledger.as_deref(),
+        &cx.config.ledger,
+        &cx.config.repo_root,
+    );
+    let (commit, repo_root) = (cx.args.commit.clone(), cx.config.repo_root.clone());
+    (supervised.is_some() || !paths.is_empty()).then(|| {
+        Load::new(files(&paths), move || {
+            let Some(mut runs) = Runs::load_with(supervised.as_ref(), &paths)? else {
+                return Ok(None);
+            };
+            let commit = tools::commit_under_judgement(commit, &repo_root);
+            // A ledger that cannot be read is its own loader's error.
+            if let Ok(source) = ledger.read() {
+                let digest = crate::inputs::ledger::sha256_hex(&source.text);
+                runs.judge_identity(commit.as_deref(), &ledger.name, &digest);
+            }
+            Ok(Some(runs))
+        })
+    })
+}
+
+/// The records' identities (commit, ledger digest, and why FZ404 refuses them), even
+/// when a refused record feeds no other rule.
+pub fn run_records(_: &Context, loaded: &Loaded) -> Option<Load<Vec<RecordHeader>>> {
+    let runs = loaded.runs.clone();
+    runs.is_given().then(|| {
+        Load::new(Reads::Input, move || {
+            Ok(runs.get().map(|r| r.headers.clone()))
+        })
+    })
 }
 
 /// `--collect` (pytest), `--collected FILE...`, else the run records'. By far the
@@ -160,18 +199,24 @@ pub fn coverage(cx: &Context, _: &Loaded) -> Option<Load<Coverage>> {
     (!paths.is_empty()).then(|| Load::new(files(&paths), move || Coverage::load(&paths)))
 }
 
-/// The base's collection: `--base-collected FILE`, else `--base-run FILE...`.
-pub fn base_collected(cx: &Context, _: &Loaded) -> Option<Load<IdSet>> {
+/// `--base-run FILE...`: the base branch's records, as they are (of the base's commit).
+pub fn base_runs(cx: &Context, _: &Loaded) -> Option<Load<Runs>> {
+    let runs = cx.inputs(&cx.args.base_run);
+    (!runs.is_empty()).then(|| Load::new(files(&runs), move || Runs::load(&runs)))
+}
+
+/// The base's collection: `--base-collected FILE`, else the base run records'.
+pub fn base_collected(cx: &Context, loaded: &Loaded) -> Option<Load<IdSet>> {
     if let Some(path) = &cx.args.base_collected {
         let path = cx.input(path);
         return Some(Load::new(files(std::slice::from_ref(&path)), move || {
             read_merged(&[path], ids::parse_collected)
         }));
     }
-    let runs = cx.inputs(&cx.args.base_run);
-    (!runs.is_empty()).then(|| {
-        Load::new(files(&runs), move || {
-            Ok(Runs::load(&runs)?.map(|r| r.collected))
+    let runs = loaded.base_runs.clone();
+    runs.is_given().then(|| {
+        Load::new(Reads::Input, move || {
+            Ok(runs.get().map(|r| r.collected.clone()))
         })
     })
 }

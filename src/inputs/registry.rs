@@ -18,7 +18,7 @@ use super::ids::IdSet;
 use super::junit::Results;
 use super::load::{self, Context};
 use super::loading::{Loading, Plan, Size};
-use super::run_record::Runs;
+use super::run_record::{RecordHeader, Runs};
 use super::samples::Samples;
 use super::{Deferred, Hunks, Input, Presence};
 use crate::engine::LoadingInput;
@@ -125,6 +125,10 @@ inputs! {
         /// inputs come to 256 KiB or a tool runs; 1 below that).
         #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
         jobs: Option<u16>,
+        /// The record a supervised run (`freezegate run --check`) received over its pipe:
+        /// judged as it came, whatever became of the file since.
+        #[arg(skip)]
+        supervised_run: Option<crate::source::Source>,
     }
     ledger {
         presence: Always,
@@ -151,6 +155,11 @@ inputs! {
             #[arg(long = "run", value_name = "FILE")]
             run: Vec<PathBuf>,
         }
+    }
+    run_records: Vec<RecordHeader> = load::run_records, Small {
+        presence: Optional,
+        hint: "--run FILE (or `run` in config): a record of `pytest --freezegate`",
+        flags {}
     }
     collected: IdSet = load::collected, Large {
         presence: Required,
@@ -226,15 +235,22 @@ inputs! {
             coverage: Vec<PathBuf>,
         }
     }
+    base_runs: Runs = load::base_runs, Large {
+        presence: Optional,
+        hint: "--base-run FILE (the base branch's run record)",
+        file: "--base-run" in ["base_run.json"],
+        flags {
+            /// The base branch's run record(s): its collection, to find tests this patch
+            /// removed (FZ603) or hid (FZ604), and its hook census (FZ606). Repeatable (shards).
+            #[arg(long = "base-run", value_name = "FILE", conflicts_with = "base_collected")]
+            base_run: Vec<PathBuf>,
+        }
+    }
     base_collected: IdSet = load::base_collected, Large {
         presence: Optional,
         hint: "--base-run FILE (the base branch's run record) or --base-collected FILE",
         file: "--base-collected" in ["base_collected.txt", "base_collected.json"],
         flags {
-            /// The base branch's run record(s): its collection, to find tests this patch
-            /// removed (FZ603) or hid (FZ604). Repeatable (shards).
-            #[arg(long = "base-run", value_name = "FILE", conflicts_with = "base_collected")]
-            base_run: Vec<PathBuf>,
             /// The base's collection (as --collected takes it), instead of --base-run.
             #[arg(long, value_name = "FILE")]
             base_collected: Option<PathBuf>,

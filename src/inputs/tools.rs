@@ -7,6 +7,14 @@ use std::time::{Duration, Instant};
 use crate::error::GateError;
 use crate::git::git;
 pub use crate::git::{current_branch, head_commit, merge_base};
+
+/// The commit under judgement: `--commit SHA`, else git's HEAD.
+pub fn commit_under_judgement(
+    given: Option<String>,
+    repo_root: &std::path::Path,
+) -> Option<String> {
+    given.or_else(|| head_commit(repo_root))
+}
 use crate::source::{Source, SourceFile};
 
 fn run(program: &[String], dir: &Path, what: &str) -> Result<Output, GateError> {
@@ -16,6 +24,8 @@ fn run(program: &[String], dir: &Path, what: &str) -> Result<Output, GateError> 
     Command::new(exe)
         .args(args)
         .current_dir(dir)
+        // A collection is not a test run: the plugin stays off, and no record is touched.
+        .env(crate::supervise::OFF_VARIABLE, "1")
         .output()
         .map_err(|e| {
             let why = if e.kind() == std::io::ErrorKind::NotFound {
@@ -156,17 +166,7 @@ pub fn selection_changes(
     repo_root: &Path,
     changed: &crate::inputs::ids::IdSet,
 ) -> Vec<(String, String)> {
-    let rev = base.map(|base| merge_base(base, repo_root).unwrap_or_else(|| base.to_string()));
-    let at_base = |file: &str| -> Option<String> {
-        let rev = rev.as_deref()?;
-        Some(
-            git(repo_root, &["show", &format!("{rev}:{file}")])
-                .ok()
-                .filter(|out| out.status.success())
-                .map(|out| String::from_utf8_lossy(&out.stdout).into_owned())
-                .unwrap_or_default(),
-        )
-    };
+    let at_base = |file: &str| base.map(|base| at_merge_base(base, repo_root, file));
     let now = |file: &str| std::fs::read_to_string(repo_root.join(file)).unwrap_or_default();
     let mut found = Vec::new();
     for file in changed.iter() {
@@ -197,12 +197,48 @@ pub fn selection_changes(
     found
 }
 
+/// Whether the TOML table at `keys` of `file` differs between the merge base of `base`
+/// and the working tree; true when there is no base to compare with.
+pub fn section_changed(base: Option<&str>, repo_root: &Path, file: &str, keys: &[&str]) -> bool {
+    let Some(base) = base else {
+        return true;
+    };
+    let then = at_merge_base(base, repo_root, file);
+    let now = std::fs::read_to_string(repo_root.join(file)).unwrap_or_default();
+    toml_section(&then, keys) != toml_section(&now, keys)
+}
+
+/// A file's text at the merge base of `base` and HEAD (empty where it has none).
+fn at_merge_base(base: &str, repo_root: &Path, file: &str) -> String {
+    let rev = merge_base(base, repo_root).unwrap_or_else(|| base.to_string());
+    git(repo_root, &["show", &format!("{rev}:{file}")])
+        .ok()
+        .filter(|out| out.status.success())
+        .map(|out| String::from_utf8_lossy(&out.stdout).into_owned())
+        .unwrap_or_default()
+}
+
+/// The table at `keys` of a TOML text, as TOML text (empty when absent or unreadable).
+fn toml_section(text: &str, keys: &[&str]) -> String {
+    let Ok(doc) = text.parse::<toml::Table>() else {
+        return String::new();
+    };
+    let mut value: Option<&toml::Value> = None;
+    for key in keys {
+        value = match value {
+            None => doc.get(*key),
+            Some(v) => v.get(*key),
+        };
+        if value.is_none() {
+            return String::new();
+        }
+    }
+    value.map(|v| v.to_string()).unwrap_or_default()
+}
+
 /// `[tool.pytest]` of a pyproject.toml, as TOML text (empty when absent or unreadable).
 fn pyproject_pytest(text: &str) -> String {
-    text.parse::<toml::Table>()
-        .ok()
-        .and_then(|doc| doc.get("tool")?.get("pytest").map(|t| t.to_string()))
-        .unwrap_or_default()
+    toml_section(text, &["tool", "pytest"])
 }
 
 /// The lines of one `[section]` of an INI file, trimmed, without comments.

@@ -31,6 +31,34 @@ pub struct RecordHeader {
     pub dirty: bool,
     pub ledger: Option<String>,
     pub ledger_sha256: Option<String>,
+    /// Why FZ404 refuses the record (another commit, another ledger); empty when it is
+    /// of the commit and ledger under judgement. See [`Runs::judge_identity`].
+    pub refused: Vec<String>,
+}
+
+impl RecordHeader {
+    /// Why a record is not of `commit` and the ledger `ledger_sha256` (its name
+    /// `ledger`): FZ404's findings.
+    pub fn refusals(&self, commit: Option<&str>, ledger: &str, ledger_sha256: &str) -> Vec<String> {
+        let mut why = Vec::new();
+        if self.commit.as_deref() != commit {
+            let none = "no commit (outside git)";
+            why.push(format!(
+                "{} is the run of {}, not of the commit under judgement, {}",
+                self.file,
+                self.commit.as_deref().unwrap_or(none),
+                commit.unwrap_or(none)
+            ));
+        }
+        if self.ledger_sha256.as_deref() != Some(ledger_sha256) {
+            why.push(format!(
+                "{} applied the skips of another ledger than {ledger} (sha256 {}, not {ledger_sha256})",
+                self.file,
+                self.ledger_sha256.as_deref().unwrap_or("none")
+            ));
+        }
+        why
+    }
 }
 
 /// Where a skip or xfail came from.
@@ -67,6 +95,39 @@ pub struct CollectionSkip {
     pub line: Option<u32>,
 }
 
+/// One hook implementation of the census (see the plugin's `census.py`): outside pytest,
+/// pytest-xdist, Hypothesis and freezegate, of a hook that can change an outcome or the
+/// record.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
+pub struct HookImpl {
+    pub hook: String,
+    pub plugin: String,
+    #[serde(default)]
+    pub function: String,
+    /// Relative to pytest's rootdir; `None` for a plugin outside it (site-packages, a
+    /// zip, C code), which its `plugin` names.
+    #[serde(default)]
+    pub file: Option<String>,
+    #[serde(default)]
+    pub line: Option<u32>,
+    #[serde(default)]
+    pub wrapper: bool,
+}
+
+impl HookImpl {
+    /// What identifies an implementation across runs: not its line, which moves with
+    /// every edit above it.
+    pub fn key_text(&self) -> String {
+        format!(
+            "{}|{}|{}|{}",
+            self.hook,
+            self.plugin,
+            self.function,
+            self.file.as_deref().unwrap_or("")
+        )
+    }
+}
+
 /// Every run record given, merged.
 #[derive(Debug, Clone)]
 pub struct Runs {
@@ -91,6 +152,8 @@ pub struct Runs {
     pub collection_skips: Vec<CollectionSkip>,
     /// What asked pytest to deselect (`-k`, `-m`, `--deselect`, `addopts`), per record.
     pub selection: Vec<String>,
+    /// The hook census of every record (each implementation once), sorted.
+    pub hooks: Vec<HookImpl>,
 }
 
 /// A skip, xfail or collection skip of the run that the ledger did not apply.
@@ -155,6 +218,19 @@ impl Runs {
         skips
     }
 
+    /// Compares every record with the commit and the ledger under judgement: a record
+    /// of another is refused (FZ404) and feeds no other rule.
+    pub fn judge_identity(&mut self, commit: Option<&str>, ledger: &str, ledger_sha256: &str) {
+        for header in &mut self.headers {
+            header.refused = header.refusals(commit, ledger, ledger_sha256);
+        }
+    }
+
+    /// Whether FZ404 refuses a record: then nothing of the run is a fact for the rules.
+    pub fn is_refused(&self) -> bool {
+        self.headers.iter().any(|h| !h.refused.is_empty())
+    }
+
     /// A test's first and last source line, when the record gave them.
     pub fn lines_of(&self, id: &str) -> Option<(u32, u32)> {
         let at = self.collected.position(id)?;
@@ -179,10 +255,17 @@ struct Merge {
     details: BTreeMap<String, TestDetail>,
     collection_skips: Vec<CollectionSkip>,
     selection: Vec<String>,
+    hooks: std::collections::BTreeSet<HookImpl>,
     /// Where the next `tests` row is expected in `collected`.
     next_row: usize,
-    /// How many records were merged.
+    /// How many records were merged: the number of the one being read.
     records: usize,
+    /// By place in `collected`: the number of the last record that listed the test as
+    /// collected, and of the last that accounted for it (a row, a deselection).
+    listed: Vec<u32>,
+    accounted: Vec<u32>,
+    /// The ids the record being read deselected or dropped.
+    withdrawn_here: Vec<String>,
 }
 
 /// The record's lists of node ids.
@@ -208,11 +291,44 @@ impl Merge {
     fn add(&mut self, list: List, id: &str) {
         match list {
             List::Collected => {
-                self.place(id);
+                let at = self.place(id);
+                self.listed[at] = self.stamp();
             }
-            List::Deselected => self.deselected.push(id),
-            List::Dropped => self.dropped.push(id),
+            List::Deselected => {
+                self.deselected.push(id);
+                self.withdrawn_here.push(id.to_string());
+            }
+            List::Dropped => {
+                self.dropped.push(id);
+                self.withdrawn_here.push(id.to_string());
+            }
         }
+    }
+
+    /// The number of the record being read.
+    fn stamp(&self) -> u32 {
+        u32::try_from(self.records).unwrap_or(u32::MAX)
+    }
+
+    /// How many tests the record just read collected without accounting for them: no
+    /// row, not deselected, not dropped. A record of a `--collect-only` run, or one a
+    /// hook cut short, has them.
+    fn unaccounted(&mut self, scanned: bool) -> usize {
+        let stamp = self.stamp();
+        if scanned {
+            // The scanner read the first record's `collected` into the set directly.
+            self.listed.iter_mut().for_each(|l| *l = stamp);
+        }
+        for id in std::mem::take(&mut self.withdrawn_here) {
+            if let Some(at) = self.collected.position(&id) {
+                self.accounted[at] = stamp;
+            }
+        }
+        self.listed
+            .iter()
+            .zip(&self.accounted)
+            .filter(|(listed, accounted)| **listed == stamp && **accounted != stamp)
+            .count()
     }
 
     /// The test's place in the collection (a test that ran was collected).
@@ -227,6 +343,8 @@ impl Merge {
         if len > self.outcomes.len() {
             self.outcomes.resize(len, None);
             self.lines.resize(len, (0, 0));
+            self.listed.resize(len, 0);
+            self.accounted.resize(len, 0);
         }
     }
 
@@ -258,6 +376,7 @@ impl Merge {
             ))
         })?;
         self.outcomes[at] = self.outcomes[at].max(Some(outcome));
+        self.accounted[at] = self.stamp();
         if let Some(span) = raw.lines {
             self.lines[at] = span;
         }
@@ -341,6 +460,10 @@ impl<'de> DeserializeSeed<'de> for Field<'_, '_> {
                         merge.selection.push(item);
                     }
                 }
+            }
+            "hooks" => {
+                let hooks: Vec<HookImpl> = Deserialize::deserialize(de)?;
+                merge.hooks.extend(hooks);
             }
             "collection_skips" => {
                 let skips: Vec<CollectionSkip> = Deserialize::deserialize(de)?;
@@ -484,11 +607,23 @@ impl Runs {
     /// Reads and merges every record; an incomplete record, or a file that is not a run
     /// record, is an input error naming it.
     pub fn load(paths: &[InputPath]) -> Result<Option<Runs>, GateError> {
-        if paths.is_empty() {
+        Runs::load_with(None, paths)
+    }
+
+    /// [`Runs::load`] with, first, the record a supervised run received (its text as it
+    /// came over the pipe, not the file's).
+    pub fn load_with(
+        supervised: Option<&Source>,
+        paths: &[InputPath],
+    ) -> Result<Option<Runs>, GateError> {
+        if paths.is_empty() && supervised.is_none() {
             return Ok(None);
         }
         let mut merge = Merge::default();
         let mut headers = Vec::new();
+        if let Some(source) = supervised {
+            headers.push(read_one(source, &mut merge)?);
+        }
         for path in paths {
             // One record at a time: its text is freed before the next is read.
             let source = path.read()?;
@@ -533,6 +668,7 @@ impl Runs {
             lines: std::sync::Arc::new(merge.lines),
             collection_skips: merge.collection_skips,
             selection: merge.selection,
+            hooks: merge.hooks.into_iter().collect(),
         }
     }
 }
@@ -560,15 +696,16 @@ fn read_with(
     let mut header = Header::default();
     // The first record is scanned the way the plugin writes it; anything else, and any
     // record after the first, goes through serde, which also words the errors.
-    let scanned = reader == Reader::Fastest
-        && merge.records == 0
-        && scan::read(source, merge, &mut header).is_ok();
-    if !scanned && merge.records == 0 {
-        (*merge, header) = Default::default();
-    }
+    let first = merge.records == 0;
     merge.records += 1;
+    let scanned =
+        reader == Reader::Fastest && first && scan::read(source, merge, &mut header).is_ok();
+    if !scanned && first {
+        (*merge, header) = Default::default();
+        merge.records = 1;
+    }
     if scanned {
-        return check_header(source, header);
+        return check_header(source, header).and_then(|h| check_accounted(source, merge, h, true));
     }
     let mut de = serde_json::Deserializer::from_str(&source.text);
     Seed {
@@ -590,7 +727,31 @@ fn read_with(
         .at(source, at, "here")
         .with_help(HELP)
     })?;
-    check_header(source, header)
+    check_header(source, header).and_then(|h| check_accounted(source, merge, h, false))
+}
+
+/// A complete record accounts for every test it collected: a row for each, unless it
+/// was deselected or dropped. One that does not (a `--collect-only` run written as a
+/// record, a record a hook cut down) is incomplete.
+fn check_accounted(
+    source: &Source,
+    merge: &mut Merge,
+    header: RecordHeader,
+    scanned: bool,
+) -> Result<RecordHeader, GateError> {
+    match merge.unaccounted(scanned) {
+        0 => Ok(header),
+        n => Err(GateError::new(
+            &source.name,
+            format!(
+                "is an incomplete run record: {} it collected {} no outcome, and {} not deselected",
+                crate::words::count_of(n, "test"),
+                if n == 1 { "has" } else { "have" },
+                if n == 1 { "was" } else { "were" },
+            ),
+        )
+        .with_help("judge the record of a whole test run (`pytest --freezegate`, or `freezegate run`): a collection (`--collect-only`) is not a run")),
+    }
 }
 
 fn check_header(source: &Source, header: Header) -> Result<RecordHeader, GateError> {
@@ -634,6 +795,7 @@ fn check_header(source: &Source, header: Header) -> Result<RecordHeader, GateErr
         dirty: header.dirty,
         ledger: header.ledger,
         ledger_sha256: header.ledger_sha256,
+        refused: Vec::new(),
     })
 }
 
@@ -742,7 +904,7 @@ mod tests {
             // Pretty-printed, with an escape, rows before `collected` and out of its
             // order, an id collected twice.
             record(
-                r#""tests": {"t.py::b": {"outcome": "failed"}, "t.py::a": {"outcome": "passed", "lines": [1, 2]}},
+                r#""tests": {"t.py::b": {"outcome": "failed"}, "t.py::a": {"outcome": "passed", "lines": [1, 2]}, "t.py::\"q\"": {"outcome": "passed"}},
                    "collected": ["t.py::a", "t.py::b", "t.py::a", "t.py::\"q\""]"#,
             ),
             // An id collected twice; a row of a test not collected.
@@ -761,7 +923,7 @@ mod tests {
             ),
             // With the one before it, two shards: the second is serde's whatever it is.
             compact(
-                r#""collected": ["a.py::x", "a.py::y"], "tests": {"a.py::y": {"outcome": "passed"}}"#,
+                r#""collected": ["a.py::x", "a.py::y"], "deselected": ["a.py::x"], "tests": {"a.py::y": {"outcome": "passed"}}"#,
             ),
         ];
         for case in &cases {
@@ -824,6 +986,31 @@ mod tests {
         assert_eq!(runs.samples.distinct("p.py::p"), Some(9));
         assert_eq!(runs.lines_of("t.py::a"), Some((3, 5)));
         assert_eq!(runs.lines_of("t.py::b"), None);
+    }
+
+    #[test]
+    fn a_record_that_does_not_account_for_a_collected_test_is_incomplete() {
+        // What `pytest --collect-only` wrote as a record before 0.3: every id, no outcome.
+        let collection = compact(r#""collected": ["t.py::a", "t.py::b", "t.py::c"], "tests": {}"#);
+        assert!(scanned(&collection));
+        let err = parse(&[collection]).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("is an incomplete run record: 3 tests it collected have no outcome"),
+            "{err}"
+        );
+        // A row or a deselection accounts for a test, in each record on its own.
+        let one = compact(
+            r#""collected": ["t.py::a", "t.py::b"], "deselected": ["t.py::b"], "tests": {"t.py::a": {"outcome": "passed"}}"#,
+        );
+        let two = record(r#""collected": ["t.py::a", "t.py::b"], "tests": {"t.py::b": {"outcome": "passed"}}"#);
+        let err = parse(&[one.clone(), two]).unwrap_err();
+        assert!(err.to_string().contains("1 test it collected has no outcome"), "{err}");
+        assert!(err.to_string().starts_with("run1.json"), "{err}");
+        let two = record(
+            r#""collected": ["t.py::a", "t.py::b"], "deselected": ["t.py::a"], "tests": {"t.py::b": {"outcome": "passed"}}"#,
+        );
+        assert_eq!(parse(&[one, two]).unwrap().collected.len(), 2);
     }
 
     #[test]

@@ -1,0 +1,94 @@
+"""Distinct inputs per Hypothesis property, for this run only, counted in process."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from typing import Any, Dict, Iterator, List, Optional, Set, Tuple
+
+from .outcomes import covered_by
+
+
+class Samples:
+    """Distinct inputs per Hypothesis property for this run only, counted in process by
+    what Hypothesis drew (its choice sequence) where it has one.
+
+    Observing a property makes Hypothesis describe every example it runs (a repr of
+    each argument): a tenth of a Hypothesis-heavy suite's time. So only the properties
+    the binary names (the ledger's compensating properties) are observed, each while it
+    runs; every property is when the user turned observability on for files anyway."""
+
+    def __init__(self) -> None:
+        # property -> (run_start, keys, counted by choices)
+        self.runs: Dict[str, Tuple[float, Set[Any], bool]] = {}
+        # The properties to observe; None: every one, for the whole session.
+        self.only: Optional[Set[str]] = None
+        self._observability: Any = None
+
+    def install(self, only: Optional[List[str]]) -> None:
+        try:
+            from hypothesis.internal import observability
+        except ImportError:
+            return  # no Hypothesis: no properties to count
+        if not hasattr(observability, "remove_observability_callback"):
+            return
+        observability.OBSERVABILITY_CHOICES = True
+        if "HYPOTHESIS_EXPERIMENTAL_OBSERVABILITY" in os.environ or only is None:
+            observability.add_observability_callback(self.observe, all_threads=True)
+            return
+        # Nobody asked for observability files: skip the per-example line coverage
+        # Hypothesis would otherwise collect for them.
+        observability.OBSERVABILITY_COLLECT_COVERAGE = False
+        self.only = set(only)
+        self._observability = observability
+
+    @contextlib.contextmanager
+    def observing(self, node_id: str) -> Iterator[None]:
+        """Observes the test while it runs, when it is one of the properties to count."""
+        if self.only is None or not covered_by(node_id, self.only):
+            yield
+            return
+        self._observability.add_observability_callback(self.observe, all_threads=True)
+        try:
+            yield
+        finally:
+            self._observability.remove_observability_callback(self.observe)
+
+    def observe(self, observation: Any, thread_id: int = 0) -> None:
+        if getattr(observation, "type", None) != "test_case":
+            return
+        if getattr(observation, "status", None) not in ("passed", "failed"):
+            return
+        prop = observation.property
+        start = float(getattr(observation, "run_start", 0.0) or 0.0)
+        nodes = getattr(getattr(observation, "metadata", None), "choice_nodes", None)
+        if nodes is not None:
+            key: Any = tuple((node.type, repr(node.value)) for node in nodes)
+        else:
+            key = json.dumps(observation.arguments, sort_keys=True, default=repr)
+        current = self.runs.get(prop)
+        if current is None or start > current[0]:
+            current = (start, set(), nodes is not None)
+            self.runs[prop] = current
+        elif start < current[0]:
+            return  # an earlier run of a property run twice: only the latest counts
+        current[1].add(key)
+        if nodes is None and current[2]:
+            self.runs[prop] = (current[0], current[1], False)
+
+    def to_json(self) -> Dict[str, Any]:
+        return {
+            prop: {"distinct": len(keys), "method": "choice sequences" if choices else "arguments"}
+            for prop, (_, keys, choices) in self.runs.items()
+        }
+
+
+def max_samples(a: Dict[str, Any], b: Dict[str, Any]) -> Dict[str, Any]:
+    """Two processes' counts: a property runs in one process, so this keeps each one's
+    own count (the larger, should a property ever run twice)."""
+    merged = dict(a)
+    for prop, count in b.items():
+        if prop not in merged or count["distinct"] > merged[prop]["distinct"]:
+            merged[prop] = count
+    return merged

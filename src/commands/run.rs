@@ -1,0 +1,102 @@
+//! `freezegate run [--check [CHECK ARGS]] -- pytest ARGS`: the supervised run (see
+//! [`crate::supervise`]), then with `--check` the gate on the record as it came.
+
+use std::path::Path;
+
+use clap::Parser;
+
+use crate::cli::{Cli, Command, RunArgs};
+use crate::commands::{write_report, EXIT_ERROR, EXIT_PASS, EXIT_VIOLATIONS};
+use crate::error::GateError;
+use crate::source::SourceFile;
+use crate::supervise::{self, describe_status, pytest_ran, record_path};
+
+pub fn run(cwd: &Path, config_path: Option<&Path>, args: &RunArgs) -> Result<u8, GateError> {
+    // The check's arguments are read before pytest starts: a typo stops the run at once.
+    let check = args
+        .check
+        .as_ref()
+        .map(|words| check_args(config_path, words))
+        .transpose()?;
+    let supervised = supervise::run(cwd, &args.command)?;
+    let received = &supervised.received;
+    let ended = describe_status(&supervised.status);
+    let Some(hello) = &received.hello else {
+        return Err(GateError::usage(format!(
+            "pytest {ended} and no run record came from it: the freezegate plugin did not start{}",
+            received
+                .broken
+                .as_ref()
+                .map(|why| format!(" ({why})"))
+                .unwrap_or_default()
+        ))
+        .with_help("install freezegate into pytest's environment (the wheel carries the plugin), and do not pass `-p no:freezegate`; pytest's own output above says why it stopped"));
+    };
+    let (path, shown) = record_path(cwd, hello);
+    let Some(record) = &received.record else {
+        let why = received
+            .no_record
+            .clone()
+            .or_else(|| received.broken.clone())
+            .unwrap_or_else(|| format!("pytest {ended} before the session finished"));
+        let kept = match received.partial_record(&why) {
+            Some(partial) if received.no_record.is_none() => {
+                write_report(&path, format!("{partial}\n").as_bytes())?;
+                format!(
+                    "; the partial record ({} finished) is kept in {shown} for inspection, marked incomplete",
+                    crate::words::count_of(received.rows.len(), "test")
+                )
+            }
+            _ => String::new(),
+        };
+        return Err(GateError::new(&shown, format!("no complete run record: {why}{kept}"))
+            .with_help("the gate judges a whole test run: fix what stopped pytest and run it again"));
+    };
+    write_report(&path, format!("{record}\n").as_bytes())?;
+    if let Some(broken) = &received.broken {
+        return Err(GateError::new(&shown, format!("the pipe broke after the record: {broken}")));
+    }
+    if !pytest_ran(&supervised.status) {
+        return Err(GateError::new(
+            &shown,
+            format!("pytest {ended}: the run did not happen as asked, so it is not judged"),
+        )
+        .with_help("pytest's own output above says why"));
+    }
+    let tests_failed = supervised.status.code() == Some(1);
+    let Some(mut check) = check else {
+        return Ok(if tests_failed { EXIT_VIOLATIONS } else { EXIT_PASS });
+    };
+    check.facts.supervised_run = Some(SourceFile::new(shown, path, record.clone()));
+    let code = crate::commands::check::run(cwd, config_path, &check)?;
+    Ok(match code {
+        EXIT_ERROR => EXIT_ERROR,
+        code if tests_failed => code.max(EXIT_VIOLATIONS),
+        code => code,
+    })
+}
+
+/// `freezegate check`'s arguments, as `--check` gave them.
+fn check_args(
+    config_path: Option<&Path>,
+    words: &[String],
+) -> Result<Box<crate::cli::CheckArgs>, GateError> {
+    let mut argv: Vec<String> = vec!["freezegate".into()];
+    if let Some(config) = config_path {
+        argv.push("--config".into());
+        argv.push(config.display().to_string());
+    }
+    argv.push("check".into());
+    argv.extend(words.iter().cloned());
+    match Cli::try_parse_from(&argv) {
+        Ok(Cli {
+            command: Command::Check(check),
+            ..
+        }) => Ok(check),
+        Ok(_) => Err(GateError::usage("freezegate run --check: not the arguments of `check`")),
+        Err(e) => Err(GateError::usage(format!(
+            "freezegate run --check: {}",
+            e.render().to_string().trim_start_matches("error: ").trim_end()
+        ))),
+    }
+}

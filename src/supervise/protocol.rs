@@ -1,0 +1,210 @@
+//! The messages the plugin sends over the pipe, one line each: `KIND JSON`.
+//!
+//! - `hello {"token", "record", "pid", "commit", "dirty", "ledger", "ledger_sha256"}`:
+//!   first, as soon as the plugin is configured;
+//! - `test [node id, row]`: a test's row of the record once the test finished;
+//! - `record {...}`: the whole record, at the end of the session;
+//! - `norecord {"why"}`: the session ends with no record (a `--collect-only` run).
+
+use serde::Deserialize;
+
+/// The plugin's first message.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Hello {
+    pub token: String,
+    /// Where the record goes (absolute, or relative to pytest's invocation directory).
+    pub record: String,
+    #[serde(default)]
+    pub commit: Option<String>,
+    #[serde(default)]
+    pub dirty: bool,
+    #[serde(default)]
+    pub ledger: Option<String>,
+    #[serde(default)]
+    pub ledger_sha256: Option<String>,
+}
+
+/// One line off the pipe.
+#[derive(Debug)]
+pub enum Message {
+    Hello(Hello),
+    Test(String, Box<serde_json::value::RawValue>),
+    Record(String),
+    NoRecord(String),
+}
+
+impl Message {
+    /// A line as the plugin writes it (without its newline); `Err` says what is wrong.
+    pub fn parse(line: &str) -> Result<Message, String> {
+        let (kind, payload) = line
+            .split_once(' ')
+            .ok_or_else(|| format!("a line without a message kind: {}", preview(line)))?;
+        let bad = |e: serde_json::Error| format!("a `{kind}` message that does not parse: {e}");
+        Ok(match kind {
+            "hello" => Message::Hello(serde_json::from_str(payload).map_err(bad)?),
+            "test" => {
+                let (id, row): (String, Box<serde_json::value::RawValue>) =
+                    serde_json::from_str(payload).map_err(bad)?;
+                Message::Test(id, row)
+            }
+            "record" => Message::Record(payload.to_string()),
+            "norecord" => {
+                #[derive(Deserialize)]
+                struct Why {
+                    why: String,
+                }
+                Message::NoRecord(serde_json::from_str::<Why>(payload).map_err(bad)?.why)
+            }
+            _ => return Err(format!("an unknown message `{kind}`")),
+        })
+    }
+}
+
+fn preview(line: &str) -> String {
+    let mut shown: String = line.chars().take(60).collect();
+    if shown.len() < line.len() {
+        shown.push('…');
+    }
+    format!("`{shown}`")
+}
+
+/// Everything the pipe brought, in order.
+#[derive(Debug, Default)]
+pub struct Received {
+    pub hello: Option<Hello>,
+    /// Rows of the tests that finished, in the order they finished.
+    pub rows: Vec<(String, Box<serde_json::value::RawValue>)>,
+    /// The whole record, when the session got to its end.
+    pub record: Option<String>,
+    /// Why the session ended with no record, when the plugin said so.
+    pub no_record: Option<String>,
+    /// What went wrong on the pipe: a wrong token, a line that does not parse, a
+    /// message out of order. Nothing after it was taken.
+    pub broken: Option<String>,
+}
+
+impl Received {
+    /// Whether nothing more is to come: the record, the word that there is none, or a
+    /// broken pipe.
+    pub fn is_over(&self) -> bool {
+        self.record.is_some() || self.no_record.is_some() || self.broken.is_some()
+    }
+
+    /// Takes one line; after a broken pipe, nothing more.
+    pub fn take(&mut self, line: &str, token: &str) {
+        if self.broken.is_some() {
+            return;
+        }
+        let message = match Message::parse(line) {
+            Ok(message) => message,
+            Err(why) => {
+                self.broken = Some(why);
+                return;
+            }
+        };
+        match (message, &self.hello) {
+            (Message::Hello(hello), None) => {
+                if hello.token != token {
+                    self.broken = Some(
+                        "the plugin answered with another token than this run handed it: the record is not from the pytest this run started".into(),
+                    );
+                    return;
+                }
+                self.hello = Some(hello);
+            }
+            (Message::Hello(_), Some(_)) => self.broken = Some("a second `hello`".into()),
+            (_, None) => {
+                self.broken = Some("a message before the plugin's `hello` (no token)".into())
+            }
+            (_, Some(_)) if self.record.is_some() || self.no_record.is_some() => {
+                self.broken = Some("a message after the record".into())
+            }
+            (Message::Test(id, row), Some(_)) => self.rows.push((id, row)),
+            (Message::Record(text), Some(_)) => self.record = Some(text),
+            (Message::NoRecord(why), Some(_)) => self.no_record = Some(why),
+        }
+    }
+
+    /// The record of a run that did not get to its end: the header the plugin sent, the
+    /// rows of the tests that finished, `complete: false` and why. For inspection: the
+    /// gate refuses it like every incomplete record.
+    pub fn partial_record(&self, why: &str) -> Option<String> {
+        let hello = self.hello.as_ref()?;
+        let mut tests = serde_json::Map::new();
+        let mut collected = Vec::new();
+        for (id, row) in &self.rows {
+            let value: serde_json::Value =
+                serde_json::from_str(row.get()).unwrap_or(serde_json::Value::Null);
+            if tests.insert(id.clone(), value).is_none() {
+                collected.push(serde_json::Value::String(id.clone()));
+            }
+        }
+        let record = serde_json::json!({
+            "version": crate::inputs::run_record::VERSION,
+            "kind": crate::inputs::run_record::KIND,
+            "commit": hello.commit,
+            "dirty": hello.dirty,
+            "ledger": hello.ledger,
+            "ledger_sha256": hello.ledger_sha256,
+            "complete": false,
+            "incomplete": why,
+            "collected": collected,
+            "tests": tests,
+        });
+        Some(record.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HELLO: &str = r#"hello {"token":"t0k","record":"gate/run.json","pid":1,"commit":"abc","dirty":false,"ledger":"gate/l.json","ledger_sha256":"00"}"#;
+
+    #[test]
+    fn the_messages_of_a_whole_run_are_taken_in_order() {
+        let mut received = Received::default();
+        for line in [
+            HELLO,
+            r#"test ["t.py::a",{"outcome":"passed"}]"#,
+            r#"record {"version":1}"#,
+        ] {
+            received.take(line, "t0k");
+        }
+        assert_eq!(received.broken, None);
+        assert_eq!(received.rows.len(), 1);
+        assert_eq!(received.record.as_deref(), Some(r#"{"version":1}"#));
+    }
+
+    #[test]
+    fn another_token_or_no_hello_breaks_the_pipe_and_nothing_after_is_taken() {
+        let mut received = Received::default();
+        received.take(HELLO, "another");
+        assert!(received.broken.as_deref().unwrap().contains("another token"));
+        received.take(r#"record {"version":1}"#, "another");
+        assert_eq!(received.record, None);
+
+        let mut received = Received::default();
+        received.take(r#"record {"version":1}"#, "t0k");
+        assert!(received.broken.as_deref().unwrap().contains("no token"));
+
+        let mut received = Received::default();
+        received.take(HELLO, "t0k");
+        received.take("test [not json", "t0k");
+        assert!(received.broken.as_deref().unwrap().contains("does not parse"));
+    }
+
+    #[test]
+    fn a_partial_record_keeps_the_finished_tests_and_says_why_it_is_incomplete() {
+        let mut received = Received::default();
+        received.take(HELLO, "t0k");
+        received.take(r#"test ["t.py::a",{"outcome":"failed"}]"#, "t0k");
+        let text = received.partial_record("pytest was killed by signal 9").unwrap();
+        let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(value["complete"], false);
+        assert_eq!(value["incomplete"], "pytest was killed by signal 9");
+        assert_eq!(value["tests"]["t.py::a"]["outcome"], "failed");
+        assert_eq!(value["collected"][0], "t.py::a");
+        assert_eq!(value["commit"], "abc");
+    }
+}
