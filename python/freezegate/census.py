@@ -24,7 +24,8 @@ HOOKS = (
 )
 
 # The modules whose hooks are the machinery the record describes.
-_OWN = ("_pytest", "pytest", "pluggy", "xdist", "hypothesis", "_hypothesis_pytestplugin", "freezegate")
+# (`__channelexec__` is the module pytest-xdist runs in each worker, through execnet.)
+_OWN = ("_pytest", "pytest", "pluggy", "xdist", "__channelexec__", "execnet", "hypothesis", "_hypothesis_pytestplugin", "freezegate")
 
 
 def _module_of(function: Any, plugin: Any) -> str:

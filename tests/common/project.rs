@@ -108,7 +108,7 @@ impl Project {
             "pytest.ini",
             "[pytest]\nfreezegate = true\nmarkers =\n    slow: slow tests\n",
         );
-        project.write(".gitignore", "gate/run*.json\n.hypothesis/\n__pycache__/\n");
+        project.write(".gitignore", "gate/*run*.json\n.hypothesis/\n__pycache__/\n");
         project.write_ledger(&[FROZEN]);
         project.git(&["init", "-q", "-b", "main"]);
         project.commit("tests, a freeze and its property");
@@ -265,3 +265,58 @@ pub fn violation<'a>(report: &'a Value, code: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no {code} in {report:#}"))
 }
 
+
+/// The flags the shipped workflow (`examples/ci/freezegate.yml`, through the action)
+/// gives the gate in a pull request: the base, its run record, and config read from it.
+pub const SHIPPED: &[&str] = &[
+    "--base",
+    "main",
+    "--base-run",
+    "gate/base-run.json",
+    "--trusted-ref",
+    "main",
+];
+
+impl Project {
+    /// `freezegate run [--check --format json ... CHECK] -- python -m pytest -q ARGS`:
+    /// the exit status, the JSON report (when checked), and the output.
+    pub fn supervised(&self, check: Option<&[&str]>, pytest: &[&str]) -> (Option<i32>, Value, String) {
+        let report = self.root.join("gate/report.json");
+        let _ = fs::remove_file(&report);
+        let mut command = Command::new(BIN);
+        hermetic(&mut command).arg("run").current_dir(&self.root);
+        if let Some(check) = check {
+            command.args(["--check", "--today", TODAY, "--report"]);
+            command.arg(format!("json={}", report.display()));
+            command.args(check);
+        }
+        command.arg("--").arg(python()).args(["-m", "pytest", "-q", "-p", "no:cacheprovider"]).args(pytest);
+        let out = command.output().unwrap();
+        let said = format!("{}\n{}", text(&out.stdout), text(&out.stderr));
+        let report = fs::read_to_string(&report)
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or(Value::Null);
+        (out.status.code(), report, said)
+    }
+
+    /// The base: `main` as committed, its record written by a supervised run (as the
+    /// shipped workflow's push job keeps it), then a `patch` branch with `patch` committed.
+    pub fn base_then_patch(&self, patch: impl Fn(&Project)) {
+        let (code, _, said) = self.supervised(None, &["--freezegate-record", "gate/base-run.json"]);
+        assert_eq!(code, Some(0), "the base's run: {said}");
+        self.git(&["checkout", "-q", "-b", "patch"]);
+        patch(self);
+        self.commit("the patch");
+    }
+}
+
+/// An inline skip of `TestGroup::test_one`, at line 20 of the test file.
+pub fn skip_test_one(project: &Project) {
+    edit(
+        project,
+        "tests/test_app.py",
+        "class TestGroup:\n    def test_one",
+        "class TestGroup:\n    @pytest.mark.skip(reason=\"flaky\")\n    def test_one",
+    );
+}
