@@ -66,7 +66,12 @@ pub struct RunArgs {
     #[arg(long, num_args = 0.., allow_hyphen_values = true, value_terminator = "--", value_name = "CHECK ARGS")]
     pub check: Option<Vec<String>>,
     /// The test command and its arguments, after `--` (e.g. `python -m pytest -n auto`).
-    #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true, value_name = "PYTEST")]
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "PYTEST"
+    )]
     pub command: Vec<String>,
 }
 

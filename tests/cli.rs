@@ -111,7 +111,7 @@ fn rule_severities_and_selection_from_config_and_flags() {
     ];
     let verdict = world.run();
     assert_eq!(verdict.codes(), ["FZ101"]);
-    assert_eq!(verdict.json["summary"]["rules"], 9);
+    assert_eq!(verdict.json["summary"]["rules"], 10);
 
     // A prefix that matches nothing is a usage error, not a silently empty gate.
     let mut world = World::passing();
@@ -207,8 +207,8 @@ fn an_org_rule_directory_works_without_rebuilding() {
     let verdict = world.run();
     assert_eq!(verdict.codes(), ["ORG101"]);
     assert_eq!(
-        verdict.json["summary"]["rules"], 3,
-        "ORG101 and the core's two"
+        verdict.json["summary"]["rules"], 4,
+        "ORG101 and the core's three"
     );
 }
 
@@ -499,7 +499,7 @@ fn rules_and_explain() {
             "FZ2" => "deposit",
             "FZ3" => "samples",
             "FZ4" => "inheritance",
-            _ if code == "FZ501" => "core",
+            _ if code == "FZ501" || code == "FZ503" => "core",
             _ => "accounting",
         };
         assert_eq!(category, expected, "{code}");

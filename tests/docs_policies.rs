@@ -122,8 +122,7 @@ fn run_policy(script: &str, line: usize) {
             .iter()
             .all(|code| {
                 [
-                    "FZ209", "FZ404", "FZ405", "FZ501", "FZ602", "FZ603", "FZ604", "FZ605",
-                    "FZ606",
+                    "FZ209", "FZ404", "FZ405", "FZ501", "FZ602", "FZ603", "FZ604", "FZ605", "FZ606",
                 ]
                 .contains(&code.as_str().unwrap())
             }),

@@ -32,7 +32,10 @@ fn assert_verdict(verdict: &(Option<i32>, Value, String), exit: i32, expected: &
 }
 
 fn message_of(report: &Value, code: &str) -> String {
-    violation(report, code)["message"].as_str().unwrap().to_string()
+    violation(report, code)["message"]
+        .as_str()
+        .unwrap()
+        .to_string()
 }
 
 #[test]
@@ -48,15 +51,34 @@ fn a_collection_after_the_run_leaves_its_record_and_a_collection_record_is_refus
     // (whose collect_command is pytest --collect-only) write no record over the run's.
     let out = project.pytest(&["--collect-only", "-p", "no:cacheprovider"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
-    assert_eq!(fs::read(project.root.join("gate/run.json")).unwrap(), written);
-    let command = serde_json::json!([python(), "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"]);
-    project.write(
-        "freezegate.toml",
-        &format!("collect_command = {command}\n"),
+    assert_eq!(
+        fs::read(project.root.join("gate/run.json")).unwrap(),
+        written
     );
-    let (code, report, stderr) = project.gate(&["--collect", "--run", "gate/run.json", "--changed", "/dev/null", "--select", "FZ6"]);
+    let command = serde_json::json!([
+        python(),
+        "-m",
+        "pytest",
+        "--collect-only",
+        "-q",
+        "-p",
+        "no:cacheprovider"
+    ]);
+    project.write("freezegate.toml", &format!("collect_command = {command}\n"));
+    let (code, report, stderr) = project.gate(&[
+        "--collect",
+        "--run",
+        "gate/run.json",
+        "--changed",
+        "/dev/null",
+        "--select",
+        "FZ6",
+    ]);
     assert_eq!(code, Some(1), "{report:#}\n{stderr}");
-    assert_eq!(fs::read(project.root.join("gate/run.json")).unwrap(), written);
+    assert_eq!(
+        fs::read(project.root.join("gate/run.json")).unwrap(),
+        written
+    );
     // The run's own record still shows its skip.
     assert_eq!(codes(&report), ["FZ601"], "{report:#}");
 
@@ -161,14 +183,15 @@ fn a_record_rewritten_after_pytest_exits_changes_nothing_under_freezegate_run_ch
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
     let record = read_record(&project, "gate/run.json");
-    assert_eq!(
-        record["tests"][one]["outcome"], "passed",
-        "{record:#}"
-    );
+    assert_eq!(record["tests"][one]["outcome"], "passed", "{record:#}");
     let mut args = vec!["--run", "gate/run.json"];
     args.extend(SHIPPED);
     let (code, report, stderr) = project.gate(&args);
-    assert_eq!((code, codes(&report)), (Some(0), vec![]), "{report:#}\n{stderr}");
+    assert_eq!(
+        (code, codes(&report)),
+        (Some(0), vec![]),
+        "{report:#}\n{stderr}"
+    );
 }
 
 #[test]
@@ -192,7 +215,10 @@ fn a_rule_the_patch_turns_off_is_fz503_unguarded_and_fz501_under_the_trusted_ref
     project.commit("config");
     project.base_then_patch(|p| {
         skip_test_one(p);
-        p.write("freezegate.toml", "[params]\nmin_distinct = 8\n\n[rules]\nFZ601 = \"off\"\n");
+        p.write(
+            "freezegate.toml",
+            "[params]\nmin_distinct = 8\n\n[rules]\nFZ601 = \"off\"\n",
+        );
     });
     let unguarded = project.supervised(
         Some(&["--base", "main", "--base-run", "gate/base-run.json"]),
@@ -205,7 +231,10 @@ fn a_rule_the_patch_turns_off_is_fz503_unguarded_and_fz501_under_the_trusted_ref
     );
     let shipped = project.supervised(Some(SHIPPED), &[]);
     assert_verdict(&shipped, 1, &["FZ501", "FZ601"]);
-    common::assert_contains(&message_of(&shipped.1, "FZ501"), "the patch changes freezegate.toml");
+    common::assert_contains(
+        &message_of(&shipped.1, "FZ501"),
+        "the patch changes freezegate.toml",
+    );
 
     // Nor can the patch's config turn FZ503 itself off.
     project.write(
@@ -218,7 +247,8 @@ fn a_rule_the_patch_turns_off_is_fz503_unguarded_and_fz501_under_the_trusted_ref
 }
 
 #[test]
-fn a_skip_the_patch_baselines_itself_is_fz503_unguarded_and_fz501_with_fz601_under_the_trusted_ref() {
+fn a_skip_the_patch_baselines_itself_is_fz503_unguarded_and_fz501_with_fz601_under_the_trusted_ref()
+{
     let project = Project::new();
     project.base_then_patch(|p| {
         skip_test_one(p);
@@ -254,7 +284,11 @@ fn a_stale_record_is_fz404_alone() {
     let mut args = vec!["--run", "gate/base-run.json"];
     args.extend(SHIPPED);
     let (code, report, stderr) = project.gate(&args);
-    assert_eq!((code, codes(&report)), (Some(1), vec!["FZ404".to_string()]), "{report:#}\n{stderr}");
+    assert_eq!(
+        (code, codes(&report)),
+        (Some(1), vec!["FZ404".to_string()]),
+        "{report:#}\n{stderr}"
+    );
     common::assert_contains(
         report["notes"][0]["message"].as_str().unwrap(),
         "gate/base-run.json of another commit or ledger feeds no rule",
@@ -309,7 +343,8 @@ fn a_pytest_killed_mid_run_keeps_a_partial_record_and_is_never_judged() {
         "import os, signal\n\n\ndef test_dies():\n    os.kill(os.getpid(), signal.SIGKILL)\n",
     );
     project.commit("a test that kills pytest");
-    let (code, _, said) = project.supervised(Some(&["--changed", "/dev/null"]), &["-p", "no:randomly"]);
+    let (code, _, said) =
+        project.supervised(Some(&["--changed", "/dev/null"]), &["-p", "no:randomly"]);
     assert_eq!(code, Some(2), "{said}");
     common::assert_contains(&said, "no complete run record: pytest was killed by signal 9 before the session finished; the partial record");
     let record = read_record(&project, "gate/run.json");
@@ -320,7 +355,10 @@ fn a_pytest_killed_mid_run_keeps_a_partial_record_and_is_never_judged() {
     );
     let (code, _, stderr) = project.gate(&["--run", "gate/run.json", "--changed", "/dev/null"]);
     assert_eq!(code, Some(2));
-    common::assert_contains(&stderr, "is an incomplete run record: pytest was killed by signal 9");
+    common::assert_contains(
+        &stderr,
+        "is an incomplete run record: pytest was killed by signal 9",
+    );
 }
 
 #[test]
@@ -335,28 +373,45 @@ fn a_message_with_another_token_is_exit_2_and_no_record_is_taken() {
     let (code, _, said) = project.supervised(Some(&["--changed", "/dev/null"]), &[]);
     assert_eq!(code, Some(2), "{said}");
     common::assert_contains(&said, "another token than this run handed it");
-    assert!(!project.root.join("gate/run.json").exists(), "no record was written");
+    assert!(
+        !project.root.join("gate/run.json").exists(),
+        "no record was written"
+    );
 }
 
 #[test]
 fn pytest_that_does_not_run_as_asked_is_never_exit_0() {
     let project = Project::new();
     // Without the plugin: no record comes.
-    let (code, _, said) = project.supervised(None, &["-p", "no:freezegate", "-o", "freezegate=false"]);
+    let (code, _, said) =
+        project.supervised(None, &["-p", "no:freezegate", "-o", "freezegate=false"]);
     assert_eq!(code, Some(2), "{said}");
-    common::assert_contains(&said, "no run record came from it: the freezegate plugin did not start");
+    common::assert_contains(
+        &said,
+        "no run record came from it: the freezegate plugin did not start",
+    );
     // A collection error: the record is incomplete, pytest exits 2.
     project.write("tests/test_broken.py", "import not_a_module_anywhere\n");
     let (code, _, said) = project.supervised(Some(&["--changed", "/dev/null"]), &[]);
     assert_eq!(code, Some(2), "{said}");
-    common::assert_contains(&said, "pytest exited with status 2 (interrupted): the run did not happen as asked");
+    common::assert_contains(
+        &said,
+        "pytest exited with status 2 (interrupted): the run did not happen as asked",
+    );
     fs::remove_file(project.root.join("tests/test_broken.py")).unwrap();
     // `--collect-only` under supervision: a collection is not a run.
-    let (code, _, said) = project.supervised(Some(&["--changed", "/dev/null"]), &["--collect-only"]);
+    let (code, _, said) =
+        project.supervised(Some(&["--changed", "/dev/null"]), &["--collect-only"]);
     assert_eq!(code, Some(2), "{said}");
-    common::assert_contains(&said, "pytest ran with --collect-only: a collection is not a test run");
+    common::assert_contains(
+        &said,
+        "pytest ran with --collect-only: a collection is not a test run",
+    );
     // Failing tests: the gate's verdict, and never better than 1.
-    project.write("tests/test_fails.py", "def test_fails():\n    assert False\n");
+    project.write(
+        "tests/test_fails.py",
+        "def test_fails():\n    assert False\n",
+    );
     let (code, _, said) = project.supervised(None, &[]);
     assert_eq!(code, Some(1), "{said}");
 }
@@ -368,9 +423,18 @@ fn a_hook_of_a_plugin_outside_the_repository_is_in_the_census_by_its_name() {
     fs::write(
         outside.path().join("rewrite_outcomes.py"),
         "def pytest_runtest_makereport(item, call):\n    return None\n",
-    );
+    )
+    .unwrap();
     let out = hermetic(&mut Command::new(python()))
-        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "rewrite_outcomes"])
+        .args([
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "rewrite_outcomes",
+        ])
         .env("PYTHONPATH", outside.path())
         .current_dir(&project.root)
         .output()

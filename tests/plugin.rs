@@ -400,14 +400,18 @@ fn init_sets_the_plugin_up_and_its_next_steps_work() {
     );
     common::assert_contains(
         &shown,
-        "freezegate check --run gate/run.json --base origin/main",
+        "freezegate run -- python -m pytest --freezegate-record gate/base-run.json",
+    );
+    common::assert_contains(
+        &shown,
+        "freezegate run --check --base origin/main --base-run gate/base-run.json --trusted-ref origin/main -- python -m pytest",
     );
     assert!(!shown.contains("examples/pytest-demo"), "{shown}");
     let pyproject = fs::read_to_string(project.root.join("pyproject.toml")).unwrap();
     common::assert_contains(&pyproject, "freezegate = true");
     common::assert_contains(
         &fs::read_to_string(project.root.join(".gitignore")).unwrap(),
-        "gate/run*.json",
+        "gate/*run*.json",
     );
     project.write_ledger(&[FROZEN]);
     project.commit("adopt freezegate");
@@ -429,6 +433,19 @@ fn init_sets_the_plugin_up_and_its_next_steps_work() {
         .unwrap();
     common::assert_contains(&text(&again.stdout), "kept     pyproject.toml");
     common::assert_contains(&text(&again.stdout), "kept     .gitignore");
+
+    // Steps 2 and 3 as printed (origin/main is this repository's main).
+    let (code, _, said) = project.supervised(None, &["--freezegate-record", "gate/base-run.json"]);
+    assert_eq!(code, Some(0), "{said}");
+    project.git(&["checkout", "-q", "-b", "patch"]);
+    let (code, report, said) = project.supervised(Some(SHIPPED), &[]);
+    assert_eq!(
+        (code, codes(&report)),
+        (Some(0), vec![]),
+        "{report:#}\n{said}"
+    );
+    // The base's record is ignored by git too (`git check-ignore` fails otherwise).
+    project.git(&["check-ignore", "-q", "gate/base-run.json"]);
 }
 
 // ---------------------------------------------------------------------------------------

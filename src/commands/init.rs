@@ -99,13 +99,13 @@ pub fn run(cwd: &Path) -> Result<u8, GateError> {
     ignore_generated(&root)?;
     let plugin = enable_plugin(&root)?;
     println!(
-        "\nNext steps:\n  1. Record a freeze:  freezegate freeze add TEST_ID --owner NAME --reason TEXT --invariant TEXT --property PROPERTY_ID\n  2. Run the tests:    {plugin}\n     (the plugin applies exactly the ledger's skips and writes gate/run.json)\n  3. Gate the patch:   freezegate check --run gate/run.json --base origin/main"
+        "\nNext steps:\n  1. Record a freeze:  freezegate freeze add TEST_ID --owner NAME --reason TEXT --invariant TEXT --property PROPERTY_ID\n  2. On the base branch, keep its run record (CI: on every push, cached by commit):\n       freezegate run -- {plugin} --freezegate-record gate/base-run.json\n  3. Run and gate the patch, against the base's run, with config read from the base:\n       freezegate run --check --base origin/main --base-run gate/base-run.json --trusted-ref origin/main -- {plugin}\n     (`freezegate run` starts pytest, receives its record over a pipe and judges it;\n     examples/ci/freezegate.yml does both in GitHub Actions)"
     );
     Ok(EXIT_PASS)
 }
 
 /// The files the plugin and the gate write under `gate/`, kept out of git.
-const GENERATED: &str = "gate/run*.json";
+const GENERATED: &str = "gate/*run*.json";
 
 /// Adds the generated files to `.gitignore` (created when missing), once.
 fn ignore_generated(root: &Path) -> Result<(), GateError> {

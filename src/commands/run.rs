@@ -49,12 +49,18 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &RunArgs) -> Result<u8,
             }
             _ => String::new(),
         };
-        return Err(GateError::new(&shown, format!("no complete run record: {why}{kept}"))
-            .with_help("the gate judges a whole test run: fix what stopped pytest and run it again"));
+        return Err(
+            GateError::new(&shown, format!("no complete run record: {why}{kept}")).with_help(
+                "the gate judges a whole test run: fix what stopped pytest and run it again",
+            ),
+        );
     };
     write_report(&path, format!("{record}\n").as_bytes())?;
     if let Some(broken) = &received.broken {
-        return Err(GateError::new(&shown, format!("the pipe broke after the record: {broken}")));
+        return Err(GateError::new(
+            &shown,
+            format!("the pipe broke after the record: {broken}"),
+        ));
     }
     if !pytest_ran(&supervised.status) {
         return Err(GateError::new(
@@ -65,7 +71,11 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &RunArgs) -> Result<u8,
     }
     let tests_failed = supervised.status.code() == Some(1);
     let Some(mut check) = check else {
-        return Ok(if tests_failed { EXIT_VIOLATIONS } else { EXIT_PASS });
+        return Ok(if tests_failed {
+            EXIT_VIOLATIONS
+        } else {
+            EXIT_PASS
+        });
     };
     check.facts.supervised_run = Some(SourceFile::new(shown, path, record.clone()));
     let code = crate::commands::check::run(cwd, config_path, &check)?;
@@ -93,10 +103,15 @@ fn check_args(
             command: Command::Check(check),
             ..
         }) => Ok(check),
-        Ok(_) => Err(GateError::usage("freezegate run --check: not the arguments of `check`")),
+        Ok(_) => Err(GateError::usage(
+            "freezegate run --check: not the arguments of `check`",
+        )),
         Err(e) => Err(GateError::usage(format!(
             "freezegate run --check: {}",
-            e.render().to_string().trim_start_matches("error: ").trim_end()
+            e.render()
+                .to_string()
+                .trim_start_matches("error: ")
+                .trim_end()
         ))),
     }
 }

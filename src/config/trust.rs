@@ -170,10 +170,10 @@ pub fn unguarded_changes(
             Some("skip baseline")
         } else if owners.as_deref() == Some(file) {
             Some("owners file")
-        } else if policy_dirs
-            .iter()
-            .any(|dir| file.strip_prefix(dir.as_str()).is_some_and(|rest| rest.starts_with('/')))
-        {
+        } else if policy_dirs.iter().any(|dir| {
+            file.strip_prefix(dir.as_str())
+                .is_some_and(|rest| rest.starts_with('/'))
+        }) {
             Some("policy")
         } else {
             None

@@ -211,7 +211,11 @@ pub fn load(
             }
         }
     }
-    let mut rules = vec![input_missing_rule(), gate_modified_rule(), unguarded_gate_rule()];
+    let mut rules = vec![
+        input_missing_rule(),
+        gate_modified_rule(),
+        unguarded_gate_rule(),
+    ];
     let mut declared: HashMap<String, String> = HashMap::new();
     for rule in &rules {
         declared.insert(rule.code.clone(), CORE_POLICY.into());

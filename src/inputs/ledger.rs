@@ -330,7 +330,6 @@ fn check_entry_types(source: &Source, index: usize, node: &Node) -> Result<(), G
     Ok(())
 }
 
-
 /// The SHA-256 of a ledger's text, in hex: how a run or proof record names the ledger
 /// its skips were derived from.
 pub fn sha256_hex(text: &str) -> String {

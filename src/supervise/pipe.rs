@@ -40,8 +40,9 @@ pub fn supervise(
         });
     }
     let mut child = command.spawn().map_err(|e| {
-        GateError::usage(format!("freezegate run: cannot start `{program}`: {e}"))
-            .with_help("give the test command after `--`, e.g. `freezegate run -- python -m pytest`")
+        GateError::usage(format!("freezegate run: cannot start `{program}`: {e}")).with_help(
+            "give the test command after `--`, e.g. `freezegate run -- python -m pytest`",
+        )
     })?;
     // Only pytest (and what it lets inherit) holds the write end now: the pipe closes
     // when pytest is done with it.
@@ -65,7 +66,9 @@ pub fn supervise(
                     }
                 }
                 Err(e) => {
-                    received.broken.get_or_insert(format!("the pipe could not be read: {e}"));
+                    received
+                        .broken
+                        .get_or_insert(format!("the pipe could not be read: {e}"));
                     break;
                 }
             }

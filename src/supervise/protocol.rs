@@ -180,7 +180,11 @@ mod tests {
     fn another_token_or_no_hello_breaks_the_pipe_and_nothing_after_is_taken() {
         let mut received = Received::default();
         received.take(HELLO, "another");
-        assert!(received.broken.as_deref().unwrap().contains("another token"));
+        assert!(received
+            .broken
+            .as_deref()
+            .unwrap()
+            .contains("another token"));
         received.take(r#"record {"version":1}"#, "another");
         assert_eq!(received.record, None);
 
@@ -191,7 +195,11 @@ mod tests {
         let mut received = Received::default();
         received.take(HELLO, "t0k");
         received.take("test [not json", "t0k");
-        assert!(received.broken.as_deref().unwrap().contains("does not parse"));
+        assert!(received
+            .broken
+            .as_deref()
+            .unwrap()
+            .contains("does not parse"));
     }
 
     #[test]
@@ -199,7 +207,9 @@ mod tests {
         let mut received = Received::default();
         received.take(HELLO, "t0k");
         received.take(r#"test ["t.py::a",{"outcome":"failed"}]"#, "t0k");
-        let text = received.partial_record("pytest was killed by signal 9").unwrap();
+        let text = received
+            .partial_record("pytest was killed by signal 9")
+            .unwrap();
         let value: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(value["complete"], false);
         assert_eq!(value["incomplete"], "pytest was killed by signal 9");

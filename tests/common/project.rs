@@ -108,7 +108,10 @@ impl Project {
             "pytest.ini",
             "[pytest]\nfreezegate = true\nmarkers =\n    slow: slow tests\n",
         );
-        project.write(".gitignore", "gate/*run*.json\n.hypothesis/\n__pycache__/\n");
+        project.write(
+            ".gitignore",
+            "gate/*run*.json\n.hypothesis/\n__pycache__/\n",
+        );
         project.write_ledger(&[FROZEN]);
         project.git(&["init", "-q", "-b", "main"]);
         project.commit("tests, a freeze and its property");
@@ -265,7 +268,6 @@ pub fn violation<'a>(report: &'a Value, code: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no {code} in {report:#}"))
 }
 
-
 /// The flags the shipped workflow (`examples/ci/freezegate.yml`, through the action)
 /// gives the gate in a pull request: the base, its run record, and config read from it.
 pub const SHIPPED: &[&str] = &[
@@ -280,7 +282,11 @@ pub const SHIPPED: &[&str] = &[
 impl Project {
     /// `freezegate run [--check --format json ... CHECK] -- python -m pytest -q ARGS`:
     /// the exit status, the JSON report (when checked), and the output.
-    pub fn supervised(&self, check: Option<&[&str]>, pytest: &[&str]) -> (Option<i32>, Value, String) {
+    pub fn supervised(
+        &self,
+        check: Option<&[&str]>,
+        pytest: &[&str],
+    ) -> (Option<i32>, Value, String) {
         let report = self.root.join("gate/report.json");
         let _ = fs::remove_file(&report);
         let mut command = Command::new(BIN);
@@ -290,7 +296,11 @@ impl Project {
             command.arg(format!("json={}", report.display()));
             command.args(check);
         }
-        command.arg("--").arg(python()).args(["-m", "pytest", "-q", "-p", "no:cacheprovider"]).args(pytest);
+        command
+            .arg("--")
+            .arg(python())
+            .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
+            .args(pytest);
         let out = command.output().unwrap();
         let said = format!("{}\n{}", text(&out.stdout), text(&out.stderr));
         let report = fs::read_to_string(&report)

@@ -909,7 +909,7 @@ mod tests {
             ),
             // An id collected twice; a row of a test not collected.
             compact(
-                r#""collected": ["t.py::a", "t.py::b", "t.py::a"], "tests": {"t.py::b": {"outcome": "error", "lines": [4, 4]}, "t.py::z": {"outcome": "passed"}}"#,
+                r#""collected": ["t.py::a", "t.py::b", "t.py::a"], "tests": {"t.py::a": {"outcome": "passed"}, "t.py::b": {"outcome": "error", "lines": [4, 4]}, "t.py::z": {"outcome": "passed"}}"#,
             ),
             // Rows out of collection order.
             compact(
@@ -1003,9 +1003,15 @@ mod tests {
         let one = compact(
             r#""collected": ["t.py::a", "t.py::b"], "deselected": ["t.py::b"], "tests": {"t.py::a": {"outcome": "passed"}}"#,
         );
-        let two = record(r#""collected": ["t.py::a", "t.py::b"], "tests": {"t.py::b": {"outcome": "passed"}}"#);
+        let two = record(
+            r#""collected": ["t.py::a", "t.py::b"], "tests": {"t.py::b": {"outcome": "passed"}}"#,
+        );
         let err = parse(&[one.clone(), two]).unwrap_err();
-        assert!(err.to_string().contains("1 test it collected has no outcome"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("1 test it collected has no outcome"),
+            "{err}"
+        );
         assert!(err.to_string().starts_with("run1.json"), "{err}");
         let two = record(
             r#""collected": ["t.py::a", "t.py::b"], "deselected": ["t.py::a"], "tests": {"t.py::b": {"outcome": "passed"}}"#,
