@@ -452,6 +452,60 @@ fn human_output_passing() {
     insta::assert_snapshot!(stdout(&out));
 }
 
+/// FZ606 at the hook's line in the conftest, and FZ503 naming each gate file the patch
+/// changed without a trusted ref, as a reviewer reads them.
+#[test]
+fn human_output_of_an_outcome_hook_and_an_unguarded_gate() {
+    use sha2::Digest;
+    let dir = tempfile::tempdir().unwrap();
+    let mut world = World::passing();
+    let ledger = serde_json::to_string_pretty(&world.ledger).unwrap();
+    let sha: String = sha2::Sha256::digest(ledger.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let record = |hooks: serde_json::Value| {
+        json!({"version": 1, "kind": "freezegate run record", "commit": "c0ffee", "dirty": false,
+               "ledger": "gate/freeze_ledger.json", "ledger_sha256": sha, "complete": true,
+               "collected": [FROZEN, PROPERTY], "deselected": [], "dropped": [],
+               "tests": {FROZEN: {"outcome": "skipped", "source": "ledger", "reason": "frozen"},
+                         PROPERTY: {"outcome": "passed"}},
+               "samples": {PROPERTY: {"distinct": 8, "method": "choice sequences"}},
+               "hooks": hooks})
+        .to_string()
+    };
+    let hook = json!({"hook": "pytest_runtest_makereport", "plugin": "conftest",
+                      "function": "pytest_runtest_makereport", "file": "conftest.py", "line": 4, "wrapper": true});
+    world.files = vec![
+        ("gate/run.json".into(), record(json!([hook]))),
+        ("gate/base-run.json".into(), record(json!([]))),
+        (
+            "conftest.py".into(),
+            "import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n    outcome = yield\n".into(),
+        ),
+    ];
+    world.changed.extend([
+        "freezegate.toml".into(),
+        "gate/skip_baseline.json".into(),
+        "conftest.py".into(),
+    ]);
+    world.extra_args = [
+        "--run",
+        "gate/run.json",
+        "--base-run",
+        "gate/base-run.json",
+        "--commit",
+        "c0ffee",
+        "--select",
+        "FZ606",
+    ]
+    .map(String::from)
+    .to_vec();
+    let out = world.run_in(dir.path(), "human");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    insta::assert_snapshot!(stdout(&out));
+}
+
 #[test]
 fn human_output_of_an_input_error() {
     let dir = tempfile::tempdir().unwrap();
