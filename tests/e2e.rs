@@ -575,11 +575,13 @@ fn merge_queue_inherited_skip() {
         "\n[[params.allow_inherited]]\ntest_id = \"{FROZEN}\"\nbranch = \"main\"\napprover = \"finley\"\n"
     ));
     repo.commit("child: allow the inherited skip on main");
+    // The allow entry is the patch's own config, and this check has no trusted ref:
+    // FZ503 says so (in CI the allow entry lands first, reviewed, and is read from it).
     repo.check(&["--target-branch", "main"])
-        .assert_verdict(0, &[]);
+        .assert_verdict(0, &[("FZ503", "")]);
     // The allow entry is pinned: another target branch gets no exception.
     let other = repo.check(&["--target-branch", "release/2026.12"]);
-    other.assert_verdict(1, &[("FZ401", FROZEN), ("FZ403", FROZEN)]);
+    other.assert_verdict(1, &[("FZ401", FROZEN), ("FZ403", FROZEN), ("FZ503", "")]);
 }
 
 // 8. The Python project lives in `backend/`; the config at the repository root says
