@@ -326,9 +326,7 @@ fn sdist_carries_what_a_source_build_needs() {
     let script = "import sys, tarfile\nprint('\\n'.join(tarfile.open(sys.argv[1]).getnames()))";
     let out = run_ok(
         "list the sdist",
-        Command::new(tools_python())
-            .args(["-c", script])
-            .arg(&sdist),
+        Command::new(tools_python()).args(["-c", script]).arg(sdist),
     );
     let names = text(&out.stdout);
     let prefix = format!("freezegate-{VERSION}/");
