@@ -418,24 +418,33 @@ fn parse_toml(source: &Source) -> Result<Node, GateError> {
         .map_err(|e| syntax_error(source, Format::Toml, e.message(), e.span()))?;
     let span = table.span();
     Ok(Node {
-        value: toml_table(table.into_inner()),
+        value: toml_table(table.into_inner(), &source.text),
         span,
     })
 }
 
-fn toml_table(table: toml::de::DeTable<'_>) -> Value {
+fn toml_table(table: toml::de::DeTable<'_>, text: &str) -> Value {
     Value::Map(
         table
             .into_iter()
-            .map(|(key, value)| (key.get_ref().as_ref().into(), toml_node(value)))
+            .map(|(key, value)| (key.get_ref().as_ref().into(), toml_node(value, text)))
             .collect(),
     )
 }
 
-fn toml_node(value: toml::Spanned<toml::de::DeValue<'_>>) -> Node {
+fn toml_node(value: toml::Spanned<toml::de::DeValue<'_>>, text: &str) -> Node {
     use toml::de::DeValue;
     let span = value.span();
     let value = match value.into_inner() {
+        // A multi-line string keeps the file's line breaks; a CRLF file (a Windows
+        // checkout) reads as its LF twin, as JSON and YAML do.
+        DeValue::String(s)
+            if text
+                .get(span.clone())
+                .is_some_and(|raw| raw.contains("\r\n")) =>
+        {
+            Value::Str(s.replace("\r\n", "\n").into())
+        }
         DeValue::String(s) => Value::Str(s.as_ref().into()),
         DeValue::Integer(i) => match i64::from_str_radix(&i.as_str().replace('_', ""), i.radix()) {
             Ok(n) => Value::Int(n),
@@ -445,8 +454,10 @@ fn toml_node(value: toml::Spanned<toml::de::DeValue<'_>>) -> Node {
         DeValue::Boolean(b) => Value::Bool(b),
         // Dates are plain strings to the gate: `opened = 2026-10-12` reads like the quoted form.
         DeValue::Datetime(d) => Value::Str(d.to_string().into()),
-        DeValue::Array(items) => Value::Seq(items.into_iter().map(toml_node).collect()),
-        DeValue::Table(table) => toml_table(table),
+        DeValue::Array(items) => {
+            Value::Seq(items.into_iter().map(|v| toml_node(v, text)).collect())
+        }
+        DeValue::Table(table) => toml_table(table, text),
     };
     Node { value, span }
 }

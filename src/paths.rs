@@ -28,6 +28,21 @@ pub fn normalize(path: &str) -> String {
     }
 }
 
+/// Whether `path` is rooted on some platform, so no repository-relative path: `/x`, `\x`,
+/// a drive (`C:\x`, `C:/x`, `c:`) or a UNC share (`\\server\share`). The gate runs on
+/// Windows too, where a path pasted from Explorer or printed by a tool carries a drive:
+/// taken as relative, it would name no file of the repository, silently.
+pub fn is_rooted(path: &str) -> bool {
+    let b = path.as_bytes();
+    match b {
+        [b'/' | b'\\', ..] => true,
+        [drive, b':', rest @ ..] if drive.is_ascii_alphabetic() => {
+            matches!(rest, [] | [b'/' | b'\\', ..])
+        }
+        _ => false,
+    }
+}
+
 /// Whether [`normalize`] certainly leaves a relative path as it is (checked without
 /// allocating, for the common case of a file that is already canonical).
 pub fn is_canonical(path: &str) -> bool {
@@ -60,6 +75,42 @@ mod tests {
             assert_eq!(normalize(path), normal, "{path}");
             assert!(!is_canonical(path) || normalize(path) == path, "{path}");
             assert!(is_canonical(normal) || normal.starts_with(['/', '.']) || normal == "..");
+        }
+    }
+
+    #[test]
+    fn windows_paths_normalize_to_slashes_and_drives_are_rooted() {
+        for (path, normal) in [
+            ("tests\\unit\\test_a.py", "tests/unit/test_a.py"),
+            ("tests\\.\\unit\\..\\test_a.py", "tests/test_a.py"),
+            ("C:\\repo\\tests\\a.py", "C:/repo/tests/a.py"),
+            ("tests/mixed\\sep.py", "tests/mixed/sep.py"),
+        ] {
+            assert_eq!(normalize(path), normal, "{path}");
+            assert!(!is_canonical(path), "{path} needs normalizing");
+        }
+        for rooted in [
+            "/abs/a.py",
+            "\\abs\\a.py",
+            "C:\\repo\\a.py",
+            "c:/repo/a.py",
+            "D:",
+            "\\\\server\\share\\a.py",
+            "//server/share/a.py",
+        ] {
+            assert!(is_rooted(rooted), "{rooted}");
+        }
+        // Relative, though some hold a colon: `C::t` is a node id's file `C`.
+        for relative in [
+            "a.py",
+            "tests/a.py",
+            "ab:/x.py",
+            "C::test",
+            "1:/x",
+            "a:b.py",
+            "",
+        ] {
+            assert!(!is_rooted(relative), "{relative}");
         }
     }
 }

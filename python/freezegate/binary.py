@@ -49,7 +49,7 @@ def ask_binary(invocation_dir: Path) -> Dict[str, Any]:
             [binary, "skips", "--format", "plugin"],
             cwd=str(invocation_dir),
             capture_output=True,
-            text=True,
+            encoding="utf-8",  # the binary's output, not the locale's (cp1252 on Windows)
             check=False,
         )
     except OSError as error:

@@ -6,7 +6,7 @@ use std::path::Path;
 use serde_json::{json, Map as JsonMap, Value as Json};
 
 use crate::cli::{FreezeAction, FreezeArgs};
-use crate::commands::{write_atomic, EXIT_PASS, EXIT_VIOLATIONS};
+use crate::commands::{rewrite_atomic, EXIT_PASS, EXIT_VIOLATIONS};
 use crate::document::Format;
 use crate::engine::bindings::Date;
 use crate::engine::selection::Selection;
@@ -147,7 +147,7 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &FreezeArgs) -> Result<
             return Ok(EXIT_VIOLATIONS);
         }
     }
-    write_atomic(&ledger.source.path, text.as_bytes())?;
+    rewrite_atomic(&ledger.source.path, &ledger.source.text, &text)?;
     let verb = match edit {
         Edit::Add(_) => "froze",
         Edit::Renew { .. } => "renewed",

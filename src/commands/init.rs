@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::commands::{write_atomic, EXIT_PASS};
+use crate::commands::{rewrite_atomic, write_atomic, EXIT_PASS};
 use crate::config::find_repo_root;
 use crate::engine::policy::{BUILTIN, PACK_TESTS};
 use crate::error::GateError;
@@ -119,14 +119,14 @@ fn ignore_generated(root: &Path) -> Result<(), GateError> {
         println!("kept     .gitignore (already ignores {GENERATED})");
         return Ok(());
     }
-    let mut text = text;
-    if !text.is_empty() && !text.ends_with('\n') {
-        text.push('\n');
+    let mut edited = text.clone();
+    if !edited.is_empty() && !edited.ends_with('\n') {
+        edited.push('\n');
     }
-    text.push_str(&format!(
+    edited.push_str(&format!(
         "# written by freezegate's pytest plugin\n{GENERATED}\n"
     ));
-    write_atomic(&path, text.as_bytes())?;
+    rewrite_atomic(&path, &text, &edited)?;
     println!("updated  .gitignore (ignores {GENERATED})");
     Ok(())
 }
@@ -161,7 +161,7 @@ fn enable_plugin(root: &Path) -> Result<&'static str, GateError> {
                 println!("kept     pyproject.toml ({section} already sets freezegate)");
             } else {
                 options.insert("freezegate", toml_edit::value(true));
-                write_atomic(&pyproject, doc.to_string().as_bytes())?;
+                rewrite_atomic(&pyproject, &text, &doc.to_string())?;
                 println!("updated  pyproject.toml (freezegate = true in {section})");
             }
             return Ok("python -m pytest");
@@ -177,7 +177,7 @@ fn enable_plugin(root: &Path) -> Result<&'static str, GateError> {
                 println!("kept     pytest.ini (already sets freezegate)");
             } else {
                 let edited = text.replacen("[pytest]", "[pytest]\nfreezegate = true", 1);
-                write_atomic(&ini, edited.as_bytes())?;
+                rewrite_atomic(&ini, &text, &edited)?;
                 println!("updated  pytest.ini (freezegate = true)");
             }
             return Ok("python -m pytest");

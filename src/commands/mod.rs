@@ -103,6 +103,24 @@ pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> Result<(), GateErro
     })
 }
 
+/// [`write_atomic`] of an edit of a user's file whose text was `original`: the new text
+/// keeps the file's line ends, so a file checked out with CRLF (Windows, `core.autocrlf`)
+/// is written back with CRLF, not turned into LF or a mix of both by the lines an edit adds.
+pub fn rewrite_atomic(path: &std::path::Path, original: &str, text: &str) -> Result<(), GateError> {
+    write_atomic(path, with_line_ends_of(original, text).as_bytes())
+}
+
+/// `text` with CRLF line ends when `original`'s first line ends with CRLF, else as it is.
+pub fn with_line_ends_of<'a>(original: &str, text: &'a str) -> std::borrow::Cow<'a, str> {
+    let crlf = original
+        .find('\n')
+        .is_some_and(|end| original[..end].ends_with('\r'));
+    if !crlf {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    std::borrow::Cow::Owned(text.replace("\r\n", "\n").replace('\n', "\r\n"))
+}
+
 /// Writes a report the same way but without waiting for the disk: readers still never
 /// see a torn file, and a report lost to a crash is made again by the next run.
 pub fn write_report(path: &std::path::Path, bytes: &[u8]) -> Result<(), GateError> {
@@ -192,5 +210,44 @@ mod tests {
         assert_eq!(left.len(), 1, "no temporary file left behind");
         write_atomic(&path, b"new").unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
+    }
+
+    #[test]
+    fn an_edit_keeps_the_files_line_ends() {
+        // A CRLF file (a Windows checkout): the edit's added lines get CRLF too, and lines
+        // that already had it are not doubled.
+        let crlf = "{\r\n  \"freezes\": []\r\n}\r\n";
+        for (edited, want) in [
+            (
+                "{\n  \"freezes\": [1]\n}\n",
+                "{\r\n  \"freezes\": [1]\r\n}\r\n",
+            ),
+            (
+                "{\r\n  \"a\": 1,\n  \"b\": 2\r\n}\n",
+                "{\r\n  \"a\": 1,\r\n  \"b\": 2\r\n}\r\n",
+            ),
+            ("no line end", "no line end"),
+        ] {
+            assert_eq!(with_line_ends_of(crlf, edited), want, "{edited:?}");
+        }
+        // An LF file, an empty one, or a CR only inside a line: the edit as it is.
+        for original in ["{\n}\n", "", "a\rb\n", "one line"] {
+            assert_eq!(
+                with_line_ends_of(original, "x\ny\r\n"),
+                "x\ny\r\n",
+                "{original:?}"
+            );
+        }
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("pytest.ini");
+        std::fs::write(&path, "[pytest]\r\ntestpaths = tests\r\n").unwrap();
+        let original = std::fs::read_to_string(&path).unwrap();
+        let edited = original.replacen("[pytest]", "[pytest]\nfreezegate = true", 1);
+        rewrite_atomic(&path, &original, &edited).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "[pytest]\r\nfreezegate = true\r\ntestpaths = tests\r\n"
+        );
     }
 }

@@ -365,6 +365,64 @@ mod tests {
         assert_eq!(err.location(), Some((4, 12)));
     }
 
+    /// A ledger checked out on Windows (`core.autocrlf`) has CRLF line ends: it means
+    /// what its LF twin means, values carry no `\r`, and errors point at the same line and
+    /// column.
+    #[test]
+    fn crlf_ledgers_read_like_lf_ones() {
+        let json = "{\n  \"schema\": 1,\n  \"freezes\": [\n    {\"test_id\": \"tests/a.py::t\", \"reason\": \"flaky\\non CI\", \"owner\": \"ana\"}\n  ]\n}\n";
+        let yaml = "schema: 1\nfreezes:\n  - test_id: tests/a.py::t\n    reason: |\n      flaky\n      on CI\n    owner: ana\n";
+        let toml = "schema = 1\n[[freezes]]\ntest_id = \"tests/a.py::t\"\nreason = \"\"\"\nflaky\non CI\"\"\"\nowner = \"ana\"\n";
+        for (text, format) in [
+            (json, Format::Json),
+            (yaml, Format::Yaml),
+            (toml, Format::Toml),
+        ] {
+            let crlf = text.replace('\n', "\r\n");
+            let (lf, crlf) = (parse(text, format).unwrap(), parse(&crlf, format).unwrap());
+            assert_eq!(crlf.entries.len(), 1, "{format:?}");
+            let entry = &crlf.entries[0];
+            assert_eq!(entry.test_id(), Some("tests/a.py::t"), "{format:?}");
+            assert_eq!(
+                entry.field("owner").and_then(Node::as_str),
+                Some("ana"),
+                "{format:?}"
+            );
+            let reason = |l: &Ledger| {
+                l.entries[0]
+                    .field("reason")
+                    .and_then(Node::as_str)
+                    .map(|r| r.trim_end().to_string())
+            };
+            assert_eq!(reason(&crlf), reason(&lf), "{format:?}");
+            assert_eq!(reason(&crlf).as_deref(), Some("flaky\non CI"), "{format:?}");
+            assert_eq!(crlf.derived_skips(), lf.derived_skips(), "{format:?}");
+        }
+        for (text, format) in [
+            (
+                "{\n  \"schema\": 1,\n  \"freezes\": [{\"owner\": 42}]\n}\n",
+                Format::Json,
+            ),
+            (
+                "schema: 1\nfreezes:\n  - test_id: t.py::a\n    owner: 42\n",
+                Format::Yaml,
+            ),
+            (
+                "schema = 1\n[[freezes]]\ntest_id = \"t.py::a\"\nowner = 42\n",
+                Format::Toml,
+            ),
+        ] {
+            let lf = parse(text, format).unwrap_err();
+            let crlf = parse(&text.replace('\n', "\r\n"), format).unwrap_err();
+            assert_eq!(crlf.to_string(), lf.to_string(), "{format:?}");
+            assert_eq!(crlf.location(), lf.location(), "{format:?}");
+            assert!(
+                lf.location().is_some_and(|(line, _)| line > 1),
+                "{format:?}: {lf}"
+            );
+        }
+    }
+
     #[test]
     fn property_list_gives_each_item_its_span() {
         let text = "{\"schema\": 1, \"freezes\": [{\"compensating_property\": [\"a.py::x\", \"b.py::y\"]}]}";

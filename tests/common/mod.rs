@@ -2,6 +2,7 @@
 //! the real binary over it.
 #![allow(dead_code)]
 
+pub mod lint;
 pub mod project;
 pub mod wheel;
 

@@ -279,7 +279,7 @@ pub fn parse_changed(source: &Source) -> Result<Ids, GateError> {
         if trimmed.is_empty() {
             continue;
         }
-        if trimmed.starts_with('/') || trimmed.contains('\0') {
+        if crate::paths::is_rooted(trimmed) || trimmed.contains('\0') {
             return Err(bad_line(
                 source,
                 line_no,
@@ -401,6 +401,79 @@ mod tests {
                 "{text}: {err}"
             );
         }
+    }
+
+    /// What a Windows runner hands the gate: CRLF everywhere (`core.autocrlf`, or pytest's
+    /// output redirected by PowerShell), `\` in paths that git or a person wrote.
+    #[test]
+    fn windows_line_ends_and_separators() {
+        let owned = |ids: Ids, source: &SourceFile| -> Vec<String> {
+            match ids {
+                Ids::Owned(ids) => ids,
+                Ids::Spans(spans) => spans
+                    .iter()
+                    .map(|(start, len)| {
+                        source.text[start as usize..(start + len) as usize].to_string()
+                    })
+                    .collect(),
+            }
+        };
+        let source = SourceFile::new(
+            "changed.txt",
+            "changed.txt",
+            "src\\billing\\proration.py\r\ntests/test_a.py\r\n\r\n",
+        );
+        assert_eq!(
+            owned(parse_changed(&source).unwrap(), &source),
+            ["src/billing/proration.py", "tests/test_a.py"]
+        );
+        for rooted in [
+            "C:\\repo\\src\\a.py",
+            "c:/repo/a.py",
+            "\\\\server\\share\\a.py",
+            "\\a.py",
+        ] {
+            let text = format!("tests/ok.py\r\n{rooted}\r\n");
+            let err =
+                parse_changed(&SourceFile::new("changed.txt", "changed.txt", text)).unwrap_err();
+            let shown = err.to_string();
+            assert!(
+                shown.contains("changed.txt") && shown.contains("line 2"),
+                "{rooted}: {shown}"
+            );
+        }
+
+        let source = SourceFile::new(
+            "collected.txt",
+            "collected.txt",
+            "tests/a.py::t1\r\ntests/a.py::t2[x]\r\n\r\n2 tests collected in 0.01s\r\n",
+        );
+        assert_eq!(
+            owned(parse_collected(&source).unwrap(), &source),
+            ["tests/a.py::t1", "tests/a.py::t2[x]"]
+        );
+        let source = SourceFile::new("skipped.txt", "skipped.txt", "tests/a.py::t1\r\n");
+        assert_eq!(
+            owned(parse_id_list(&source).unwrap(), &source),
+            ["tests/a.py::t1"]
+        );
+        let source = SourceFile::new(
+            "skipped.json",
+            "skipped.json",
+            "[\r\n  \"tests/a.py::t1\"\r\n]\r\n",
+        );
+        assert_eq!(
+            owned(parse_id_list(&source).unwrap(), &source),
+            ["tests/a.py::t1"]
+        );
+        // A Windows path where a node id belongs is refused, naming the line.
+        let err = parse_id_list(&SourceFile::new(
+            "skipped.txt",
+            "skipped.txt",
+            "tests/a.py::t1\r\nC:/repo/tests/a.py::t2\r\n",
+        ))
+        .unwrap_err();
+        assert!(err.to_string().contains("line 2"), "{err}");
     }
 
     #[test]

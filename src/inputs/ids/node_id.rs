@@ -13,7 +13,10 @@ pub fn file_of(node_id: &str) -> &str {
 
 /// Whether `s` looks like a pytest node id: `path::name(::name)*` with optional `[params]`.
 pub fn is_node_id(s: &str) -> bool {
-    ascii_node_id(s.as_bytes()).unwrap_or_else(|| is_node_id_chars(s))
+    // pytest's ids are relative to its rootdir: a drive (`C:/repo/a.py::t`, from a
+    // Windows path) names no collected test.
+    !crate::paths::is_rooted(s)
+        && ascii_node_id(s.as_bytes()).unwrap_or_else(|| is_node_id_chars(s))
 }
 
 /// Byte classes for [`ascii_node_id`].
@@ -217,6 +220,11 @@ mod tests {
         assert!(!is_node_id("tests/test_a.py::"));
         assert!(!is_node_id("test x.py::t"));
         assert!(!is_node_id("/abs/t.py::t"));
+        // Windows: pytest's ids use `/` there too; a backslash or a drive is no id.
+        assert!(!is_node_id("tests\\test_a.py::test_x"));
+        assert!(!is_node_id("C:/repo/tests/test_a.py::test_x"));
+        assert!(!is_node_id("c:/é/t.py::t"));
+        assert!(is_node_id("C::test_x"), "a file named C");
         assert!(!is_node_id("t.py::t[unclosed"));
     }
 

@@ -898,6 +898,25 @@ mod tests {
         assert_eq!(runs.samples.distinct("p.py::p"), Some(9));
     }
 
+    /// On Windows the plugin's text-mode write ends the record with CRLF, and a record
+    /// pretty-printed by hand there has CRLF between its lines: the same record.
+    #[test]
+    fn a_record_with_crlf_line_ends_reads_like_its_lf_twin() {
+        let rows = r#""collected": ["t.py::a", "t.py::b"],
+               "tests": {"t.py::a": {"outcome": "passed", "lines": [3, 5]},
+                         "t.py::b": {"outcome": "skipped", "reason": "frozen", "source": "ledger", "file": "t.py", "line": 7}},
+               "samples": {"p.py::p": {"distinct": 9, "method": "choice sequences"}}"#;
+        let plugin = compact(rows);
+        let lf = summary(&parse(&[format!("{plugin}\n")]).unwrap());
+        assert!(
+            scanned(&format!("{plugin}\r\n")),
+            "the scanner takes a CRLF end"
+        );
+        for crlf in [format!("{plugin}\r\n"), record(rows).replace('\n', "\r\n")] {
+            assert_eq!(summary(&parse(&[crlf]).unwrap()), lf);
+        }
+    }
+
     #[test]
     fn records_the_scanner_hands_to_serde_read_the_same() {
         let cases = [
