@@ -285,11 +285,20 @@ print(json.dumps({"meta": {k: md.get_all(k) for k in set(md.keys())}, "files": f
         files.iter().any(|f| f.ends_with("bin/freezegate")),
         "the wheel carries the binary as a script: {files:?}"
     );
-    // The only Python code is the pytest plugin, found through its entry point.
+    // The only Python code is the pytest plugin (found through its entry point), in its
+    // modules by concern.
     let python: Vec<&&str> = files.iter().filter(|f| f.ends_with(".py")).collect();
     assert_eq!(
         python,
-        [&"freezegate/__init__.py", &"freezegate/plugin.py"],
+        [
+            &"freezegate/__init__.py",
+            &"freezegate/binary.py",
+            &"freezegate/census.py",
+            &"freezegate/outcomes.py",
+            &"freezegate/pipe.py",
+            &"freezegate/plugin.py",
+            &"freezegate/samples.py",
+        ],
         "{files:?}"
     );
 }
@@ -855,19 +864,28 @@ fn action_uses_only_declared_inputs_and_known_flags() {
         .and_then(|s| s["run"].as_str())
         .expect("a gate step");
     let mut flags = 0;
-    for (at, _) in script.match_indices("--") {
-        let flag: String = script[at..]
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
-            .collect();
-        if flag.len() < 3 || !flag.as_bytes()[2].is_ascii_lowercase() {
-            continue;
+    // The lines that add to the gate's arguments (git's and pytest's own flags aside).
+    let gate_lines = script.lines().filter(|l| {
+        l.contains("one --")
+            || l.contains("each --")
+            || l.contains("args+=(--")
+            || l.contains("args=(--")
+    });
+    for line in gate_lines {
+        for (at, _) in line.match_indices("--") {
+            let flag: String = line[at..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+                .collect();
+            if flag.len() < 3 || !flag.as_bytes()[2].is_ascii_lowercase() {
+                continue;
+            }
+            flags += 1;
+            assert!(
+                help.contains(&format!("{flag} ")),
+                "action.yml passes {flag}, which `freezegate check` does not know"
+            );
         }
-        flags += 1;
-        assert!(
-            help.contains(&format!("{flag} ")),
-            "action.yml passes {flag}, which `freezegate check` does not know"
-        );
     }
     assert!(flags >= 15, "found the gate step's flags ({flags})");
     let upload = steps
@@ -908,10 +926,12 @@ fn example_workflow_uses_the_action() {
                         "{name} passes undeclared input {key}"
                     );
                 }
-                // The plugin's run record stands for the collection, the applied skips,
-                // the results and the samples: nothing else ties them to the commit.
-                assert_eq!(step["with"]["run"], "gate/run.json", "{name}");
-                for separate in ["applied-skips", "junit", "samples", "collect"] {
+                // The tests run under supervision; their record, received over the pipe,
+                // stands for the collection, the applied skips, the results and the
+                // samples. The base's own record is the base run.
+                assert_eq!(step["with"]["pytest"], "python -m pytest -n auto", "{name}");
+                assert_eq!(step["with"]["base-run"], "gate/base-run.json", "{name}");
+                for separate in ["applied-skips", "junit", "samples", "collect", "run"] {
                     assert!(
                         step["with"].get(separate).is_none(),
                         "{name} passes {separate}"
@@ -929,8 +949,8 @@ fn example_workflow_uses_the_action() {
                 "{name} diffs against the queue's base"
             );
             assert!(
-                steps.contains("pytest --freezegate"),
-                "{name} runs the tests on the queued commit, with the plugin"
+                steps.contains("\"pytest\":\"python -m pytest"),
+                "{name} runs the tests on the queued commit, supervised"
             );
         }
     }
@@ -994,7 +1014,14 @@ fn run_action(inputs: &[(&str, &str)], temp: &Path) -> ActionRun {
             .iter()
             .find(|(k, _)| *k == name)
             .map(|(_, v)| v.to_string())
-            .unwrap_or_else(|| declared[name]["default"].as_str().unwrap_or("").to_string())
+            .unwrap_or_else(|| {
+                let default = declared[name]["default"].as_str().unwrap_or("");
+                // The local runner is on no pull request: `github.event` defaults are empty.
+                match default.starts_with("${{ github.event.") {
+                    true => String::new(),
+                    false => default.to_string(),
+                }
+            })
     };
     let mut result = ActionRun {
         outputs: BTreeMap::new(),

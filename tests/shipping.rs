@@ -139,8 +139,8 @@ fn zizmor_refuses_what_the_shipped_files_fixed() {
     let example = altered(
         temp.path(),
         "examples/ci/freezegate.yml",
-        "actions/upload-artifact@043fb46d1a93c77aae656e7c1c64a875d1fc6a0a # v7.0.1",
-        "actions/upload-artifact@v7",
+        "actions/cache/save@55cc8345863c7cc4c66a329aec7e433d2d1c52a9 # v6.1.0",
+        "actions/cache/save@v6",
     );
     let text = fs::read_to_string(&example)
         .unwrap()
