@@ -142,9 +142,10 @@ fn zizmor_refuses_what_the_shipped_files_fixed() {
         "actions/cache/save@55cc8345863c7cc4c66a329aec7e433d2d1c52a9 # v6.1.0",
         "actions/cache/save@v6",
     );
-    let text = fs::read_to_string(&example)
-        .unwrap()
-        .replace("          persist-credentials: false\n", "");
+    let text = fs::read_to_string(&example).unwrap().replace(
+        "          persist-credentials: false\n",
+        "          fetch-tags: true\n",
+    );
     fs::write(&example, text).unwrap();
     let findings = zizmor(&[example]).unwrap_err();
     common::assert_contains(&findings, "unpinned-uses");
