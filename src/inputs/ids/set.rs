@@ -496,11 +496,13 @@ impl IdSet {
         if files.is_empty() {
             return Vec::new();
         }
-        nearest_first(
-            self.iter().filter(|c| files.contains(file_of(c))),
-            id,
-            name_len,
-        )
+        // Files of its folder are under the folder's path; the nearest folders' are not.
+        let under = if folder_exists { dir } else { "" };
+        let candidates = self
+            .0
+            .starting_with(under)
+            .filter(|c| files.contains(file_of(c)));
+        nearest_first(candidates, id, name_len)
     }
 }
 
