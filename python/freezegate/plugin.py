@@ -16,7 +16,7 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, List, Optional
 
 import pytest
 
@@ -166,6 +166,7 @@ class FreezegatePlugin:
             span = line_span(item)
             if span is not None:
                 self.collection.lines[item.nodeid] = span
+        self.samples.observe_items(items)
         self._items = {item.nodeid: item for item in items}
         yield
 
@@ -201,11 +202,6 @@ class FreezegatePlugin:
                 "file": self.relative(path),
                 "line": line,
             }
-
-    @pytest.hookimpl(hookwrapper=True)
-    def pytest_runtest_call(self, item: pytest.Item) -> Iterator[None]:
-        with self.samples.observing(item.nodeid):
-            yield
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if self.is_worker:
