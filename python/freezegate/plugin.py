@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any, Dict, List, Optional
@@ -132,7 +133,6 @@ class FreezegatePlugin:
             else:
                 self._check_writable()
         self.frozen = set(self.answer["skips"])
-        self.samples.install(self.answer.get("observe"))
 
     def _check_writable(self) -> None:
         directory = self.record_path.parent
@@ -166,7 +166,11 @@ class FreezegatePlugin:
             span = line_span(item)
             if span is not None:
                 self.collection.lines[item.nodeid] = span
-        self.samples.observe_items(items)
+        # Hypothesis is imported by a suite that has properties, once it is collected:
+        # a suite without them does not pay for importing it.
+        if "hypothesis" in sys.modules:
+            self.samples.install(self.answer.get("observe"))
+            self.samples.observe_items(items)
         self._items = {item.nodeid: item for item in items}
         yield
 
