@@ -210,13 +210,8 @@ class FreezegatePlugin:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if self.is_worker:
             return
+        outcome = outcome_of(report)
         entry = self.tests.get(report.nodeid)
-        # Most reports are a phase that passed of a test already recorded: they change
-        # nothing (an xfail's pass is an xpass, so that one is judged).
-        if report.passed and entry is not None and not hasattr(report, "wasxfail"):
-            outcome = None
-        else:
-            outcome = outcome_of(report)
         if outcome is not None:
             if entry is None:
                 entry = self.tests[report.nodeid] = {"outcome": "passed"}
