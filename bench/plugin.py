@@ -14,12 +14,16 @@ installed into the pinned venv (`.ci/python-env`):
 3. `check --run` on a generated record of a million tests against `check --collected`
    on the same ids (targets: within 1.5x the time, peak RSS within 2x the record's size).
 
-Medians over the runs, the variants taking turns run by run.
+Medians over the runs, the variants taking turns run by run (plain and plugin swap
+places every round). The plugin's cost is also given per test, in microseconds of wall
+and of CPU time (the pytest process's user + system time: what a busy machine does not
+inflate as much as wall time), each as the median of the rounds' paired differences with
+the min and max beside it, so one lucky round cannot stand for the figure. The machine
+(cores, CPU model, load average before and after) is printed with the figures.
 """
 import argparse
 import json
 import os
-import resource
 import shutil
 import statistics
 import subprocess
@@ -36,14 +40,25 @@ PROPERTIES = 50
 
 def run(args, cwd, env=None, check=True):
     """Wall seconds and peak RSS (KiB) of one child process."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    started = time.perf_counter()
-    done = subprocess.run(args, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    elapsed = time.perf_counter() - started
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    elapsed, _, peak, done = run_timed(args, cwd, env, check)
+    return elapsed, peak, done
+
+
+def run_timed(args, cwd, env=None, check=True):
+    """Wall seconds, CPU seconds (user + system), peak RSS (KiB) and the output of one
+    child process, its CPU time and peak from its own rusage."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        started = time.perf_counter()
+        child = subprocess.Popen(args, cwd=cwd, env=env, stdout=out, stderr=err)
+        _, status, usage = os.wait4(child.pid, 0)
+        elapsed = time.perf_counter() - started
+        out.seek(0)
+        err.seek(0)
+        done = subprocess.CompletedProcess(args, os.waitstatus_to_exitcode(status),
+                                           out.read().decode(errors="replace"), err.read().decode(errors="replace"))
     if check and done.returncode not in (0, 1):
         sys.exit(f"{' '.join(args)} exited {done.returncode}:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
-    return elapsed, max(peak, before), done
+    return elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss, done
 
 
 def peak_rss_kib(args, cwd):
@@ -123,11 +138,15 @@ def suite_benchmark(binary, runs, tests):
     env.pop("HYPOTHESIS_EXPERIMENTAL_OBSERVABILITY", None)
     pytest = [PYTHON, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
     hook_env = dict(env, HYPOTHESIS_EXPERIMENTAL_OBSERVABILITY="1")
-    timings = {"plain": [], "plugin": [], "today": [], "record": []}
-    for _ in range(runs):
-        timings["plain"].append(run(pytest + ["-p", "no:freezegate"], root, env)[0])
-        plugin_time = run(pytest + ["--freezegate"], root, env)[0]
-        timings["plugin"].append(plugin_time)
+    timings = {"plain": [], "plugin": [], "today": [], "record": [], "plain_cpu": [], "plugin_cpu": []}
+    for round_ in range(runs):
+        # Plain and plugin swap places every round: neither always runs on warm caches.
+        variants = [("plain", pytest + ["-p", "no:freezegate"]), ("plugin", pytest + ["--freezegate"])]
+        for name, args in variants[round_ % 2:] + variants[:round_ % 2]:
+            wall, cpu, _, _ = run_timed(args, root, env)
+            timings[name].append(wall)
+            timings[f"{name}_cpu"].append(cpu)
+        plugin_time = timings["plugin"][-1]
         check_run = run([binary, "check", "--run", "gate/run.json", "--changed", "gate/changed.txt", "--today", TODAY, "--format", "json"], root, env)
         timings["record"].append(plugin_time + check_run[0])
         shutil.rmtree(os.path.join(root, ".hypothesis"), ignore_errors=True)
@@ -141,7 +160,7 @@ def suite_benchmark(binary, runs, tests):
     with open(os.path.join(root, "gate", "run.json")) as record:
         tests_recorded = len(json.load(record)["tests"])
     shutil.rmtree(root, ignore_errors=True)
-    return {k: median(v) for k, v in timings.items()}, tests_recorded
+    return timings, tests_recorded
 
 
 def record_benchmark(binary, runs, count):
@@ -185,12 +204,23 @@ def main():
     args = parser.parse_args()
     wheel, binary = build_and_install()
     print(f"wheel: {os.path.basename(wheel)}, {os.path.getsize(wheel) / 1e6:.1f} MB")
-    suite, recorded = suite_benchmark(binary, args.runs, args.tests)
+    print(f"machine: {machine()}; load average before {load_average()}")
+    rounds, recorded = suite_benchmark(binary, args.runs, args.tests)
+    suite = {k: median(v) for k, v in rounds.items()}
     print(f"suite: {recorded} tests in the record ({args.tests} generated + {PROPERTIES} properties), median of {args.runs} runs")
-    overhead = suite["plugin"] / suite["plain"] - 1
+    # Paired by round: the plugin's run against the plain run beside it.
+    overheads = [b / a - 1 for a, b in zip(rounds["plain"], rounds["plugin"])]
+    per_test = [(b - a) / recorded * 1e6 for a, b in zip(rounds["plain"], rounds["plugin"])]
+    per_test_cpu = [(b - a) / recorded * 1e6 for a, b in zip(rounds["plain_cpu"], rounds["plugin_cpu"])]
+    cpu_overheads = [b / a - 1 for a, b in zip(rounds["plain_cpu"], rounds["plugin_cpu"])]
+    overhead = median(overheads)
     speedup = suite["today"] / suite["record"]
-    print(f"  pytest                       {suite['plain']:.2f} s")
-    print(f"  pytest --freezegate          {suite['plugin']:.2f} s  ({overhead * 100:+.1f} %, target <= +5 %)")
+    print(f"  pytest                       {suite['plain']:.2f} s  {spread(rounds['plain'], '{:.2f}')}")
+    print(f"  pytest --freezegate          {suite['plugin']:.2f} s  {spread(rounds['plugin'], '{:.2f}')}")
+    print(f"  plugin's cost                {overhead * 100:+.1f} % {spread([o * 100 for o in overheads], '{:+.1f}')} (target <= +5 %)")
+    print(f"  plugin's cost per test       {median(per_test):.1f} us wall {spread(per_test, '{:.1f}')}, "
+          f"{median(per_test_cpu):.1f} us CPU {spread(per_test_cpu, '{:.1f}')} "
+          f"({median(cpu_overheads) * 100:+.1f} % CPU)")
     print(f"  today: hook + check --collect {suite['today']:.2f} s")
     print(f"  plugin + check --run         {suite['record']:.2f} s  ({speedup:.2f}x faster, target >= 1.3x)")
     times, rss, size = record_benchmark(binary, args.runs, args.record_tests)
@@ -200,7 +230,30 @@ def main():
     print(f"  check --run                  {times['run'] * 1000:.0f} ms  ({ratio:.2f}x, target <= 1.5x)")
     print(f"  peak RSS of check --run      {rss / 1e6:.1f} MB  ({rss / size:.2f}x the record, target <= 2x)")
     met = overhead <= 0.05 and speedup >= 1.3 and ratio <= 1.5 and rss <= 2 * size
+    print(f"load average after {load_average()}")
     print("all targets met" if met else "NOT all targets met")
+
+
+def spread(values, fmt):
+    """`(min a, max b)` of a figure's rounds."""
+    return f"(min {fmt.format(min(values))}, max {fmt.format(max(values))})"
+
+
+def machine():
+    model = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as info:
+            model = next((line.split(":", 1)[1].strip() for line in info if line.startswith("model name")), model)
+    except OSError:
+        pass
+    return f"{os.cpu_count()} cores, {model}"
+
+
+def load_average():
+    try:
+        return " ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        return "unknown"
 
 
 if __name__ == "__main__":

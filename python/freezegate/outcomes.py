@@ -3,7 +3,6 @@ from, and the test's own source lines."""
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
@@ -32,10 +31,17 @@ def line_span(item: pytest.Item) -> Optional[List[int]]:
     code = getattr(function, "__code__", None)
     if code is None:
         return None
-    return list(_code_span(code))
+    # By identity: hashing a code object hashes its bytecode and constants each time.
+    known = _SPANS.get(id(code))
+    if known is None or known[0] is not code:
+        known = _SPANS[id(code)] = (code, _code_span(code))
+    return list(known[1])
 
 
-@functools.lru_cache(maxsize=None)
+# Code object id -> (the code object, kept so its id is not reused; its span).
+_SPANS: Dict[int, Tuple[Any, Tuple[int, int]]] = {}
+
+
 def _code_span(code: Any) -> Tuple[int, int]:
     """A code object's first and last line (parametrized cases share theirs)."""
     first = code.co_firstlineno

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, List, Optional
 
 import pytest
 
@@ -132,7 +133,6 @@ class FreezegatePlugin:
             else:
                 self._check_writable()
         self.frozen = set(self.answer["skips"])
-        self.samples.install(self.answer.get("observe"))
 
     def _check_writable(self) -> None:
         directory = self.record_path.parent
@@ -166,6 +166,11 @@ class FreezegatePlugin:
             span = line_span(item)
             if span is not None:
                 self.collection.lines[item.nodeid] = span
+        # Hypothesis is imported by a suite that has properties, once it is collected:
+        # a suite without them does not pay for importing it.
+        if "hypothesis" in sys.modules:
+            self.samples.install(self.answer.get("observe"))
+            self.samples.observe_items(items)
         self._items = {item.nodeid: item for item in items}
         yield
 
@@ -201,11 +206,6 @@ class FreezegatePlugin:
                 "file": self.relative(path),
                 "line": line,
             }
-
-    @pytest.hookimpl(hookwrapper=True)
-    def pytest_runtest_call(self, item: pytest.Item) -> Iterator[None]:
-        with self.samples.observing(item.nodeid):
-            yield
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if self.is_worker:

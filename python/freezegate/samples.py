@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-from typing import Any, Dict, Iterator, List, Optional, Set, Tuple
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 from .outcomes import covered_by
 
@@ -43,17 +42,26 @@ class Samples:
         self.only = set(only)
         self._observability = observability
 
-    @contextlib.contextmanager
-    def observing(self, node_id: str) -> Iterator[None]:
-        """Observes the test while it runs, when it is one of the properties to count."""
-        if self.only is None or not covered_by(node_id, self.only):
-            yield
+    def observe_items(self, items: List[Any]) -> None:
+        """Observes each property to count while it runs: its `runtest` is wrapped, so no
+        other test pays a hook for it (a test of a file without such a property is not
+        even looked at)."""
+        if self.only is None:
             return
-        self._observability.add_observability_callback(self.observe, all_threads=True)
-        try:
-            yield
-        finally:
-            self._observability.remove_observability_callback(self.observe)
+        files = {node_id.partition("::")[0] for node_id in self.only}
+        for item in items:
+            if item.nodeid.partition("::")[0] in files and covered_by(item.nodeid, self.only):
+                item.runtest = self._observed(item.runtest)
+
+    def _observed(self, runtest: Callable[[], None]) -> Callable[[], None]:
+        def observed() -> None:
+            self._observability.add_observability_callback(self.observe, all_threads=True)
+            try:
+                runtest()
+            finally:
+                self._observability.remove_observability_callback(self.observe)
+
+        return observed
 
     def observe(self, observation: Any, thread_id: int = 0) -> None:
         if getattr(observation, "type", None) != "test_case":

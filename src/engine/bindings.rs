@@ -112,6 +112,19 @@ impl Freeze {
         self.node().get(name).map_or(Dynamic::UNIT, to_dynamic)
     }
 
+    /// Whether a field is absent or [`is_blank`], read without converting the value.
+    fn is_blank_field(&self, name: &str) -> bool {
+        if self.written(name).is_some() || matches!(name, "index" | "is_new" | "changed") {
+            return is_blank(self.field(name));
+        }
+        self.node().get(name).is_none_or(|node| match &node.value {
+            Value::Null => true,
+            Value::Str(text) => text.as_str().trim().is_empty(),
+            Value::Seq(items) => items.is_empty(),
+            Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Map(_) => false,
+        })
+    }
+
     fn set(&mut self, name: &str, value: Dynamic) {
         let fields = self.written.get_or_insert_with(Default::default);
         Arc::make_mut(fields).insert(name.into(), value);
@@ -468,6 +481,14 @@ pub fn register(engine: &mut Engine, pytest_root: String) {
             },
         )
         .register_fn("is_blank", is_blank)
+        .register_fn("blank_fields", |e: &mut Freeze, fields: Array| {
+            blank_fields(fields, |name| e.is_blank_field(name))
+        })
+        .register_fn("blank_fields", |e: &mut Map, fields: Array| {
+            blank_fields(fields, |name| {
+                is_blank(e.get(name).cloned().unwrap_or(Dynamic::UNIT))
+            })
+        })
         .register_fn("marker_expression", |expression: &str, markers: Array| {
             let markers: Vec<String> = markers.iter().map(Dynamic::to_string).collect();
             crate::inputs::markers::matches(expression, &markers)
@@ -540,6 +561,23 @@ fn is_blank(value: Dynamic) -> bool {
         return items.is_empty();
     }
     false
+}
+
+/// The names among `fields` whose value `blank` says is missing, in order: FZ101's
+/// seven checks of an entry in one call.
+fn blank_fields(fields: Array, blank: impl Fn(&str) -> bool) -> Result<Array, Box<EvalAltResult>> {
+    let mut missing = Array::new();
+    for field in fields {
+        let name = field.into_immutable_string().map_err(|type_name| {
+            runtime_error(format!(
+                "blank_fields: a field name is a string, not {type_name}"
+            ))
+        })?;
+        if blank(&name) {
+            missing.push(name.into());
+        }
+    }
+    Ok(missing)
 }
 
 /// The compensating properties of an entry as `#{id, field}` maps, so a rule can report

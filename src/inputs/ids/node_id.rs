@@ -8,7 +8,17 @@ pub fn strip_params(node_id: &str) -> &str {
 /// The file a node id lives in, relative to pytest's rootdir.
 pub fn file_of(node_id: &str) -> &str {
     let head = strip_params(node_id);
-    head.split_once("::").map_or(head, |(file, _)| file)
+    // The first `::`, found by its first byte (a `str` pattern search is set up anew
+    // on every call, and did-you-mean calls this for every id of a folder).
+    let bytes = head.as_bytes();
+    let mut from = 0;
+    while let Some(at) = memchr::memchr(b':', &bytes[from..]).map(|i| from + i) {
+        if bytes.get(at + 1) == Some(&b':') {
+            return &head[..at];
+        }
+        from = at + 1;
+    }
+    head
 }
 
 /// Whether `s` looks like a pytest node id: `path::name(::name)*` with optional `[params]`.
@@ -231,6 +241,10 @@ mod tests {
     #[test]
     fn file_of_splits_at_the_first_bracket() {
         assert_eq!(file_of("a/b.py::T::t[x::y]"), "a/b.py");
+        assert_eq!(file_of("a/b:c.py::t"), "a/b:c.py");
+        assert_eq!(file_of("a.py:::t"), "a.py");
+        assert_eq!(file_of("a.py:"), "a.py:");
+        assert_eq!(file_of("a.py"), "a.py");
         assert_eq!(repo_file("backend", "tests/t.py::x"), "backend/tests/t.py");
         assert_eq!(repo_file("", "./tests/t.py::x"), "tests/t.py");
     }

@@ -32,13 +32,9 @@ struct IdSetInner {
     under: std::sync::OnceLock<HashTable<(u32, u32)>>,
 }
 
-/// How many misspelt ids a run gets suggestions for: each searches the whole set, and
-/// the first few are what a reader acts on.
+/// How many misspelt ids a run gets suggestions for: each reads the set once (a few
+/// milliseconds on a million ids), and the first few are what a reader acts on.
 pub const SUGGESTIONS: usize = 20;
-
-/// Above this many ids a search costs more than the rest of a check (tens of
-/// milliseconds a pass): the hint is left out, the violation stays.
-pub const SUGGEST_UP_TO: usize = 250_000;
 
 /// Byte ranges `(start, len)` into a text, five bytes each: a start, and a length byte
 /// that sends the rare length over 254 to a side table.
@@ -173,6 +169,31 @@ impl IdSetInner {
     fn id(&self, index: u32) -> &str {
         let (start, len) = self.spans.get(index as usize);
         self.text.get(start, len)
+    }
+
+    /// The ids that begin with `prefix`, in order: one pass that compares bytes, and
+    /// makes a `&str` only of an id that matches.
+    fn starting_with<'a>(&'a self, prefix: &str) -> impl Iterator<Item = &'a str> + 'a {
+        let prefix = prefix.as_bytes().to_vec();
+        let (read, added) = match &self.text.read {
+            Some(source) => (source.text.as_bytes(), self.text.added.as_bytes()),
+            None => (self.text.added.as_bytes(), &[][..]),
+        };
+        let read_len = read.len();
+        (0..self.spans.len()).filter_map(move |at| {
+            let (start, len) = self.spans.get(at);
+            let (start, len) = (start as usize, len as usize);
+            if len < prefix.len() {
+                return None;
+            }
+            let bytes = match start < read_len {
+                true => &read[start..start + len],
+                false => &added[start - read_len..start - read_len + len],
+            };
+            bytes
+                .starts_with(&prefix)
+                .then(|| self.text.get(start as u32, len as u32))
+        })
     }
 
     fn find(&self, id: &str) -> Option<u32> {
@@ -415,7 +436,7 @@ impl IdSet {
         if let Some(found) = asked.get(id) {
             return found.iter().take(n).cloned().collect();
         }
-        if asked.len() >= SUGGESTIONS || self.len() > SUGGEST_UP_TO {
+        if asked.len() >= SUGGESTIONS {
             return Vec::new();
         }
         let found: Vec<String> = self
@@ -431,16 +452,6 @@ impl IdSet {
         fn dir_of(file: &str) -> &str {
             file.rsplit_once('/').map_or("", |(dir, _)| dir)
         }
-        // Within a third of what may differ: the name after the file, or the file.
-        fn close(a: &str, b: &str, within: usize) -> Option<usize> {
-            let bound = (within / 3).max(2);
-            // The length difference is a lower bound of the distance: skip the far ones.
-            if a.len().abs_diff(b.len()) > bound {
-                return None;
-            }
-            let distance = strsim::levenshtein(a, b);
-            (distance <= bound).then_some(distance)
-        }
         fn nearest_of<'a>(names: FxHashSet<&'a str>, to: &str) -> FxHashSet<&'a str> {
             let near: Vec<(usize, &str)> = names
                 .into_iter()
@@ -454,24 +465,24 @@ impl IdSet {
         }
         let file = file_of(id);
         let dir = dir_of(file);
-        // One pass: is the file there, and which files share its folder.
-        let (mut same_file, mut in_dir) = (false, FxHashSet::default());
-        for candidate in self.iter() {
+        let name_len = id.len() - file.len();
+        // One pass: the ids of the same file, else the files of its folder. An id of
+        // another folder fails the byte comparison with the folder's path at once.
+        let (mut same_file, mut in_dir) = (Vec::new(), FxHashSet::default());
+        for candidate in self.0.starting_with(dir) {
             let f = file_of(candidate);
             if f == file {
-                same_file = true;
-                break;
-            }
-            if dir_of(f) == dir {
+                same_file.push(candidate);
+            } else if same_file.is_empty() && dir_of(f) == dir {
                 in_dir.insert(f);
             }
         }
+        if !same_file.is_empty() {
+            return nearest_first(same_file.into_iter(), id, name_len);
+        }
         // Its folder exists: the nearest files are there, or nowhere.
         let folder_exists = !in_dir.is_empty();
-        let mut files: FxHashSet<&str> = match same_file {
-            true => std::iter::once(file).collect(),
-            false => nearest_of(in_dir, file),
-        };
+        let mut files = nearest_of(in_dir, file);
         if files.is_empty() && !folder_exists {
             let dirs: FxHashSet<&str> = self.iter().map(|c| dir_of(file_of(c))).collect();
             let near_dirs = nearest_of(dirs, dir);
@@ -485,15 +496,62 @@ impl IdSet {
         if files.is_empty() {
             return Vec::new();
         }
-        let name_len = id.len() - file.len();
-        let mut found: Vec<(usize, &str)> = self
-            .iter()
-            .filter(|candidate| files.contains(file_of(candidate)))
-            .filter_map(|candidate| close(candidate, id, name_len).map(|d| (d, candidate)))
-            .collect();
-        found.sort_unstable();
-        found.into_iter().map(|(_, c)| c).collect()
+        // Files of its folder are under the folder's path; the nearest folders' are not.
+        let under = if folder_exists { dir } else { "" };
+        let candidates = self
+            .0
+            .starting_with(under)
+            .filter(|c| files.contains(file_of(c)));
+        nearest_first(candidates, id, name_len)
     }
+}
+
+/// The candidates close to `id`, nearest first (then in byte order).
+fn nearest_first<'s>(
+    candidates: impl Iterator<Item = &'s str>,
+    id: &str,
+    name_len: usize,
+) -> Vec<&'s str> {
+    let mut found: Vec<(usize, &str)> = candidates
+        .filter_map(|candidate| close(candidate, id, name_len).map(|d| (d, candidate)))
+        .collect();
+    found.sort_unstable();
+    found.into_iter().map(|(_, c)| c).collect()
+}
+
+/// The edit distance of `a` and `b` when within a third of what may differ (`within`
+/// bytes: the name after the file, or the file), at least 2.
+fn close(a: &str, b: &str, within: usize) -> Option<usize> {
+    let bound = (within / 3).max(2);
+    // The length difference is a lower bound of the distance: skip the far ones.
+    if a.len().abs_diff(b.len()) > bound {
+        return None;
+    }
+    // A common prefix or suffix does not change the distance: ids of one file share
+    // the file and most of the name, so what is left to compare is short.
+    let (a, b) = without_common_affixes(a, b);
+    let distance = strsim::levenshtein(a, b);
+    (distance <= bound).then_some(distance)
+}
+
+/// `a` and `b` without the characters they begin with and end with alike.
+fn without_common_affixes<'a, 'b>(a: &'a str, b: &'b str) -> (&'a str, &'b str) {
+    let mut prefix = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
+    // Equal bytes so far: a character boundary of one is one of the other.
+    while !a.is_char_boundary(prefix) {
+        prefix -= 1;
+    }
+    let (a, b) = (&a[prefix..], &b[prefix..]);
+    let mut suffix = a
+        .bytes()
+        .rev()
+        .zip(b.bytes().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    while !a.is_char_boundary(a.len() - suffix) {
+        suffix -= 1;
+    }
+    (&a[..a.len() - suffix], &b[..b.len() - suffix])
 }
 
 #[cfg(test)]
@@ -515,6 +573,50 @@ mod tests {
         assert_eq!(set.nearest("a/t.py::test_onr", 1), ["a/t.py::test_one"]);
         assert_eq!(set.nearest("a/tt.py::test_one", 3), ["a/t.py::test_one"]);
         assert!(set.nearest("z/q.py::something_else", 3).is_empty());
+    }
+
+    #[test]
+    fn nearest_ids_are_found_in_a_set_of_a_million() {
+        let mut ids: Vec<String> = (0..1_000_000)
+            .map(|i| format!("tests/pkg{}/test_mod{}.py::test_case_{i}", i % 97, i / 20))
+            .collect();
+        ids.push("tests/props/test_prop7.py::test_property_7".into());
+        let set: IdSet = ids.iter().collect();
+        // The same file, and a file of the same folder.
+        assert_eq!(
+            set.nearest("tests/pkg3/test_mod5.py::test_case_1OO", 3),
+            ["tests/pkg3/test_mod5.py::test_case_100"]
+        );
+        assert_eq!(
+            set.nearest("tests/props/test_prop7.py::test_proprety_7", 3),
+            ["tests/props/test_prop7.py::test_property_7"]
+        );
+        assert_eq!(
+            set.nearest("tests/props/test_porp7.py::test_property_7", 3),
+            ["tests/props/test_prop7.py::test_property_7"]
+        );
+    }
+
+    #[test]
+    fn a_distance_without_common_affixes_is_the_whole_distance() {
+        let pairs = [
+            ("tests/a.py::test_one", "tests/a.py::test_onr"),
+            ("tests/a.py::test_één", "tests/a.py::test_eén"),
+            ("a/ü.py::x", "a/u.py::x"),
+            ("tests/a.py::t[x]", "tests/b.py::t[y]"),
+            ("same", "same"),
+            ("", "abc"),
+            ("ab", "ba"),
+        ];
+        for (a, b) in pairs {
+            let (x, y) = without_common_affixes(a, b);
+            assert_eq!(
+                strsim::levenshtein(x, y),
+                strsim::levenshtein(a, b),
+                "{a} / {b}"
+            );
+            assert_eq!(close(a, b, 30), close(b, a, 30));
+        }
     }
 
     #[test]
