@@ -4,7 +4,7 @@ over a pipe it handed to pytest, never through a file another process could repl
 The binary starts pytest with ``FREEZEGATE_RUN_FD`` (the write end of a pipe, inherited)
 and ``FREEZEGATE_RUN_TOKEN`` (once-only). The plugin takes both out of the environment
 at once, so nothing the tests start inherits them, and sends one line per message:
-``hello`` (the token, where the record belongs), ``test`` rows as tests finish (so a run
+``hello`` (the token, where the record belongs), ``test`` rows as each test finishes (so a run
 that dies midway leaves a partial record for inspection), and ``record``, the whole
 record, at the end of the session."""
 
@@ -12,23 +12,17 @@ from __future__ import annotations
 
 import json
 import os
-import time
-from typing import IO, Any, Dict, List, Optional
+from typing import IO, Any, Dict, Optional
 
 FD_VARIABLE = "FREEZEGATE_RUN_FD"
 TOKEN_VARIABLE = "FREEZEGATE_RUN_TOKEN"
 
-# Rows are sent in batches: one write per batch, at most this often.
-_FLUSH_ROWS = 512
-_FLUSH_SECONDS = 0.1
 
 
 class Pipe:
     def __init__(self, stream: IO[str], token: str) -> None:
         self._stream = stream
         self._token = token
-        self._rows: List[str] = []
-        self._last_flush = time.monotonic()
 
     @classmethod
     def from_environment(cls) -> Optional["Pipe"]:
@@ -69,27 +63,19 @@ class Pipe:
         self._stream.flush()
 
     def row(self, node_id: str, entry: Dict[str, Any]) -> None:
-        self._rows.append(json.dumps([node_id, entry], separators=(",", ":")))
-        if len(self._rows) >= _FLUSH_ROWS or time.monotonic() - self._last_flush >= _FLUSH_SECONDS:
-            self._flush_rows()
-
-    def _flush_rows(self) -> None:
-        for text in self._rows:
-            self._send("test", text)
-        self._rows.clear()
+        """A finished test's row, sent at once: a run killed by the next test still
+        leaves it in the partial record (one write of a few dozen bytes a test)."""
+        self._send("test", json.dumps([node_id, entry], separators=(",", ":")))
         self._stream.flush()
-        self._last_flush = time.monotonic()
 
     def record(self, text: str) -> None:
         """The whole record (one line of JSON), then the pipe closes: the run is over."""
-        self._flush_rows()
         self._send("record", text)
         self._stream.flush()
         self._stream.close()
 
     def close_without_record(self, why: str) -> None:
         """The session ends with no record to send (a collection, not a run)."""
-        self._flush_rows()
         self._send("norecord", json.dumps({"why": why}))
         self._stream.flush()
         self._stream.close()
