@@ -9,6 +9,7 @@ pub mod load;
 pub mod loading;
 pub mod markers;
 pub mod owners;
+pub mod proof;
 pub mod registry;
 pub mod run_record;
 pub mod samples;

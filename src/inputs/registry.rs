@@ -18,6 +18,7 @@ use super::ids::IdSet;
 use super::junit::Results;
 use super::load::{self, Context};
 use super::loading::{Loading, Plan, Size};
+use super::proof::Proofs;
 use super::run_record::Runs;
 use super::samples::Samples;
 use super::{Deferred, Hunks, Input, Presence};
@@ -224,6 +225,18 @@ inputs! {
             /// the base run where the frozen test ran plus this patch's run).
             #[arg(long, value_name = "FILE")]
             coverage: Vec<PathBuf>,
+        }
+    }
+    proof: Proofs = load::proofs, Small {
+        presence: Optional,
+        hint: "--proof FILE (or `proof` in config): a record of `freezegate prove`",
+        file: "--proof" in ["proof.json"],
+        flags {
+            /// Proof record(s) `freezegate prove` wrote: which mutants of the code each frozen
+            /// test guarded its compensating properties kill. Repeatable (shards merge).
+            /// Default: `proof` in config.
+            #[arg(long = "proof", value_name = "FILE")]
+            proof: Vec<PathBuf>,
         }
     }
     base_collected: IdSet = load::base_collected, Large {
