@@ -144,19 +144,36 @@ def version() -> None:
     except Exception as e:  # any failure to import the engine is "not installed"
         print(f"{type(e).__name__}: {e}", file=sys.stderr)
         sys.exit(ENGINE_MISSING)
-    json.dump({"engine": "mutmut", "version": found}, sys.stdout)
+    import importlib.util
+
+    # pytest-xdist in the project's addopts (`-n auto`) would start workers per mutant.
+    xdist = importlib.util.find_spec("xdist") is not None
+    json.dump({"engine": "mutmut", "version": found, "xdist": xdist}, sys.stdout)
 
 
 # --- the pytest plugin --------------------------------------------------------------
 
 
+try:  # the driver's commands run without pytest too (`version` says what is missing)
+    import pytest
+
+    _trylast = pytest.hookimpl(trylast=True)
+except ImportError:
+    def _trylast(f):
+        return f
+
+
+@_trylast
 def pytest_configure(config):
     try:
         from hypothesis import HealthCheck, Phase, settings
     except ImportError:
         return
+    # Over the profile the project loaded (its max_examples, ...), after Hypothesis's own
+    # plugin loaded it.
     settings.register_profile(
         "freezegate-prove",
+        parent=settings(),
         derandomize=True,
         database=None,
         report_multiple_bugs=False,

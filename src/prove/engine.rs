@@ -28,6 +28,8 @@ pub struct Driver {
 pub struct EngineVersion {
     pub engine: String,
     pub version: String,
+    /// pytest-xdist is installed: runs pass `-n 0` over the project's `addopts`.
+    pub xdist: bool,
 }
 
 /// A function a run executed, as the driver lists it.

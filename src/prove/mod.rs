@@ -107,6 +107,10 @@ pub fn prove(cwd: &Path, config: &Config, options: &Options) -> Result<Proven, G
         driver_dir: work.clone(),
         cwd: scratch.root.join(&pytest_root),
         work: work.clone(),
+        extra: match engine.xdist {
+            true => vec!["-n".into(), "0".into()],
+            false => Vec::new(),
+        },
     };
     let mut freezes = Vec::new();
     let mut timings = Vec::new();
@@ -206,6 +210,13 @@ fn prove_one(
     freeze.frozen_clean = match alone.verdicts.get(&test_id) {
         Some(Verdict::Passed) => "passed",
         Some(Verdict::Failed) => "failed",
+        Some(Verdict::Error) => {
+            return Err(GateError::usage(format!(
+                "prove: {test_id} cannot run alone: its setup failed (a missing fixture?):\n{}",
+                alone.output
+            ))
+            .with_help("a frozen test must run alone (`pytest -p no:freezegate TEST_ID`): fix its fixtures, or freeze the test that needs them together"))
+        }
         Some(Verdict::Skipped) | None => {
             return Err(GateError::usage(format!(
                 "prove: {test_id} was skipped when run alone with its freeze lifted:\n{}",
@@ -324,6 +335,7 @@ fn run_mutants(
         let outcome = match clean.verdicts.get(p) {
             Some(Verdict::Passed) => "passed",
             Some(Verdict::Failed) => "failed",
+            Some(Verdict::Error) => "error",
             _ => "skipped",
         };
         freeze
@@ -356,7 +368,7 @@ fn run_mutants(
     let frozen_known = freeze.frozen_clean == "passed";
     for (m, run) in made.into_iter().zip(result.runs) {
         let Some(run) = run else { continue };
-        let failed = |id: &str| run.verdicts.get(id) == Some(&Verdict::Failed);
+        let failed = |id: &str| run.verdicts.get(id).is_some_and(|v| v.kills());
         freeze.mutants.push(Mutant {
             killed_by_frozen: frozen_known.then(|| failed(&freeze.test_id)),
             killed_by: freeze

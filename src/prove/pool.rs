@@ -19,9 +19,19 @@ use crate::error::GateError;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
     Passed,
-    /// Failed or errored, or hung past the run's time limit.
+    /// Failed, or hung past the run's time limit.
     Failed,
+    /// Failed in its setup or teardown (a missing fixture, a fixture that raised).
+    Error,
     Skipped,
+}
+
+impl Verdict {
+    /// Whether the test failed on a mutant: an error in its fixtures counts (the mutant
+    /// broke what the test sets up).
+    pub fn kills(self) -> bool {
+        matches!(self, Verdict::Failed | Verdict::Error)
+    }
 }
 
 /// What one pytest run (with retries past a hang) found.
@@ -39,6 +49,8 @@ pub struct Runner {
     /// pytest's rootdir inside the scratch copy.
     pub cwd: PathBuf,
     pub work: PathBuf,
+    /// Arguments after freezegate's own (`-n 0` when pytest-xdist is installed).
+    pub extra: Vec<String>,
 }
 
 /// Whether pytest reported `reported` for the requested id (a function id covers its
@@ -65,6 +77,7 @@ impl Runner {
         command
             .args(["-m", "pytest", "-q", "--no-header", "-p", "no:freezegate"])
             .args(["-p", "no:cacheprovider", "-p", PLUGIN])
+            .args(&self.extra)
             .arg("--")
             .args(tests)
             .current_dir(&self.cwd)
@@ -134,6 +147,8 @@ impl Runner {
                     reached_any = true;
                     let verdict = if mine.contains(&Verdict::Failed) {
                         Verdict::Failed
+                    } else if mine.contains(&Verdict::Error) {
+                        Verdict::Error
                     } else if mine.iter().all(|v| *v == Verdict::Skipped) {
                         Verdict::Skipped
                     } else {
@@ -156,8 +171,10 @@ impl Runner {
                 .cloned()
                 .collect();
             if !left.is_empty() && (!hung || !reached_any) {
-                // pytest ended (or hung at start) without running these: it could not.
-                if hung {
+                // pytest ended (or hung at start) without running these. On a mutant, the
+                // mutant did it (an import-time function broken, a hang): every one of
+                // them fails on it. On the unmutated code, they cannot run alone.
+                if hung || !mutant.is_empty() {
                     for id in left {
                         verdicts.insert(id, Verdict::Failed);
                     }
@@ -235,13 +252,15 @@ fn read_outcomes(path: &Path) -> (Vec<(String, Verdict)>, Option<String>) {
             running = Some(id.to_string());
             continue;
         }
-        let (Some(id), Some(outcome)) = (
+        let (Some(id), Some(outcome), when) = (
             value.get("test").and_then(|v| v.as_str()),
             value.get("outcome").and_then(|v| v.as_str()),
+            value.get("when").and_then(|v| v.as_str()),
         ) else {
             continue;
         };
         let verdict = match outcome {
+            "failed" if when != Some("call") => Verdict::Error,
             "failed" => Verdict::Failed,
             "skipped" => Verdict::Skipped,
             _ => Verdict::Passed,

@@ -75,11 +75,12 @@ fn freeze_summary(out: &mut String, f: &FreezeProof, took: Option<Duration>) {
         let _ = writeln!(out, "  killed by the frozen test: {}", killed.len());
         let share = match killed.len() {
             0 => String::new(),
-            n => format!(" ({}% of the frozen test's)", caught * 100 / n),
+            n => format!(": {}%", caught * 100 / n),
         };
         let _ = writeln!(
             out,
-            "  killed by the deposit: {by_deposit}, {caught} of the frozen test's{share}"
+            "  killed by the deposit: {by_deposit} ({caught} of the frozen test's {}{share})",
+            killed.len()
         );
         let survivors: Vec<_> = killed.iter().filter(|m| m.killed_by.is_empty()).collect();
         if !survivors.is_empty() {
