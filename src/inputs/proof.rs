@@ -13,6 +13,8 @@ use serde_json::value::RawValue;
 use crate::error::GateError;
 use crate::inputs::InputPath;
 use crate::source::Source;
+#[cfg(test)]
+use crate::source::SourceFile;
 
 pub const VERSION: i64 = 1;
 /// The `kind` every proof record carries, so another JSON file is never read as one.
@@ -294,7 +296,7 @@ mod tests {
     use super::*;
 
     fn source(text: &str) -> Source {
-        Source::new(
+        SourceFile::new(
             "gate/proof.json",
             std::path::PathBuf::from("gate/proof.json"),
             text.to_string(),

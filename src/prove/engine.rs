@@ -56,7 +56,7 @@ impl Driver {
     pub fn new(python: PathBuf, dir: &Path) -> Result<Driver, GateError> {
         let path = dir.join(format!("{PLUGIN}.py"));
         std::fs::write(&path, DRIVER)
-            .map_err(|e| GateError::write(&path.display().to_string(), e.to_string()))?;
+            .map_err(|e| GateError::write(path.display().to_string(), e.to_string()))?;
         Ok(Driver {
             python,
             dir: dir.to_path_buf(),
@@ -125,7 +125,7 @@ impl Driver {
         let spec = self.dir.join("mutate.json");
         let text = serde_json::json!({ "files": lines }).to_string();
         std::fs::write(&spec, text)
-            .map_err(|e| GateError::write(&spec.display().to_string(), e.to_string()))?;
+            .map_err(|e| GateError::write(spec.display().to_string(), e.to_string()))?;
         let out = self.run(&["mutate", &spec.display().to_string()], cwd)?;
         self.json("making mutants", out)
     }

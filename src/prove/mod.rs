@@ -57,7 +57,7 @@ const CLEAN_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// The freezes to prove: every entry with `--all`, else those new or whose test or
 /// property changed against the base (every entry without a base).
-fn selected<'a>(ledger: &'a Ledger, all: bool) -> Vec<&'a Entry> {
+fn selected(ledger: &Ledger, all: bool) -> Vec<&Entry> {
     ledger
         .entries
         .iter()

@@ -928,6 +928,32 @@ mod tests {
     use super::*;
 
     #[test]
+    fn mutation_scores_sum_the_proven_deposits_and_list_the_weakest_first() {
+        let freeze = |id: &str, mutation| FreezeFacts {
+            test_id: id.into(),
+            mutation,
+            ..FreezeFacts::default()
+        };
+        let freezes = [
+            freeze("t::strong", Some((4, 4))),
+            freeze("t::weak", Some((8, 2))),
+            freeze("t::unproven", None),
+            freeze("t::guards_nothing", Some((0, 0))),
+        ];
+        let scores = MutationScores::of(&freezes).expect("three proven");
+        assert_eq!(scores.freezes, 3);
+        assert_eq!((scores.killed_by_frozen, scores.killed_by_deposit), (12, 6));
+        assert_eq!(scores.score, Some(0.5));
+        let order: Vec<&str> = scores.deposits.iter().map(|d| d.test_id.as_str()).collect();
+        assert_eq!(order, ["t::weak", "t::strong", "t::guards_nothing"]);
+        assert_eq!(
+            scores.text(),
+            "3 proven deposits kill 6 of the 12 mutants their frozen tests kill (50%); lowest: t::weak 25%"
+        );
+        assert!(MutationScores::of(&[freeze("t::x", None)]).is_none());
+    }
+
+    #[test]
     fn nearest_rank_percentiles() {
         let ages = [0, 2, 3, 5, 6, 8, 10, 12, 14, 20];
         assert_eq!(nearest_rank(&ages, 50), 6);
