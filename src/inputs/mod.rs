@@ -295,6 +295,6 @@ mod tests {
                 files += 1;
             }
         }
-        assert_eq!(files, 10);
+        assert_eq!(files, 11);
     }
 }
