@@ -116,6 +116,8 @@ def main() -> None:
     parser.add_argument("-j", "--jobs", type=int, default=1)
     parser.add_argument("--max-mutants", type=int)
     args = parser.parse_args()
+    args.binary = str(Path(args.binary).resolve())
+    args.python = str(Path(args.python).absolute())
 
     temp = None
     if args.project:
