@@ -49,6 +49,10 @@ pub enum Command {
         after_help = "Examples:\n  freezegate run -- python -m pytest -n auto\n  freezegate run --check --base origin/main --base-run gate/base-run.json --trusted-ref origin/main -- python -m pytest -n auto\n\nExit status: with --check the gate's (0, 1, 2), at least 1 when tests failed; without it pytest's. Always 2 when pytest did not run as asked (interrupted, a usage or internal error, no tests collected, killed) or no complete record came from it."
     )]
     Run(RunArgs),
+    /// Prove each deposit by mutation: run the frozen test (its freeze lifted) and its
+    /// compensating properties on the mutants of the code it guards, and write the proof
+    /// record `check --proof` judges (needs `pip install 'freezegate[prove]'`).
+    Prove(Box<ProveArgs>),
     /// Print shell completions.
     Completions(CompletionsArgs),
     /// Run policy fixture cases: each folder with a case.toml must report exactly the
@@ -73,6 +77,62 @@ pub struct RunArgs {
         value_name = "PYTEST"
     )]
     pub command: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  freezegate prove --base origin/main -j 2\n  freezegate prove --all --budget 600 --output gate/proof.json\n  freezegate prove --base origin/main --shard 1/2   # one CI matrix job of two\n  freezegate check --run gate/run.json --base origin/main --proof gate/proof.json"
+)]
+pub struct ProveArgs {
+    /// The freeze ledger (default: `ledger` in config).
+    #[arg(long, value_name = "FILE")]
+    pub ledger: Option<PathBuf>,
+    /// Prove only the freezes this patch adds or changes against this ref (its merge base).
+    #[arg(long, value_name = "REF", conflicts_with = "all")]
+    pub base: Option<String>,
+    /// The ledger as it was at the base, instead of `git show` at the merge base.
+    #[arg(long, value_name = "FILE")]
+    pub base_ledger: Option<PathBuf>,
+    /// Prove every freeze in the ledger.
+    #[arg(long)]
+    pub all: bool,
+    /// coverage.py JSON report(s) with test contexts: narrow the code at stake to the
+    /// lines only the frozen test covers. Repeatable.
+    #[arg(long, value_name = "FILE")]
+    pub coverage: Vec<PathBuf>,
+    /// pytest processes at once (default: 1).
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
+    /// Run at most N mutants per freeze; the proof is then incomplete (FZ212).
+    #[arg(long, value_name = "N")]
+    pub max_mutants: Option<usize>,
+    /// Stop after SECONDS; a proof cut short is incomplete (FZ212), never a pass.
+    #[arg(long, value_name = "SECONDS")]
+    pub budget: Option<u64>,
+    /// Prove the I-th of N shares of the mutants (`--shard 1/2`); pass every shard's
+    /// record to `check --proof`, where they merge.
+    #[arg(long, value_name = "I/N", value_parser = parse_shard)]
+    pub shard: Option<(u32, u32)>,
+    /// The Python that runs the project's tests, with the engine installed (default:
+    /// `$VIRTUAL_ENV/bin/python`, else `python3`).
+    #[arg(long, value_name = "PATH")]
+    pub python: Option<PathBuf>,
+    /// Where to write the proof record.
+    #[arg(long, value_name = "PATH", default_value = "gate/proof.json")]
+    pub output: PathBuf,
+}
+
+fn parse_shard(value: &str) -> Result<(u32, u32), String> {
+    let bad = || format!("expected I/N with 1 <= I <= N, e.g. 1/2, got `{value}`");
+    let (i, n) = value.split_once('/').ok_or_else(bad)?;
+    let (i, n): (u32, u32) = (
+        i.trim().parse().map_err(|_| bad())?,
+        n.trim().parse().map_err(|_| bad())?,
+    );
+    if i == 0 || n == 0 || i > n {
+        return Err(bad());
+    }
+    Ok((i, n))
 }
 
 #[derive(Debug, Args)]

@@ -22,9 +22,10 @@ pub const DEFAULT_COLLECT_COMMAND: [&str; 6] = [
     "-q",
     "--no-header",
 ];
-const KNOWN_KEYS: [&str; 11] = [
+const KNOWN_KEYS: [&str; 12] = [
     "ledger",
     "run",
+    "proof",
     "skip_baseline",
     "owners_file",
     "policies",
@@ -90,6 +91,8 @@ pub struct Config {
     pub collect_command: Vec<String>,
     /// Run records (`run`) read when `check --run` is not given.
     pub run: Vec<PathBuf>,
+    /// Proof records (`proof`) read when `check --proof` is not given.
+    pub proof: Vec<PathBuf>,
     /// The skip baseline (`skip_baseline`), read from the trusted tree like config.
     pub skip_baseline: PathBuf,
     pub params: Option<Node>,
@@ -185,6 +188,7 @@ impl Config {
                 .map(|s| s.to_string())
                 .collect(),
             run: Vec::new(),
+            proof: Vec::new(),
             skip_baseline: dir.join(crate::inputs::baseline::DEFAULT_PATH),
             params: None,
             rules: Vec::new(),
@@ -239,6 +243,15 @@ impl Config {
                     config.run = match &value.value {
                         Value::Str(path) => vec![dir.join(path.as_str())],
                         _ => strings(value, &format!("{prefix}run"), &err)?
+                            .into_iter()
+                            .map(|path| dir.join(path))
+                            .collect(),
+                    }
+                }
+                "proof" => {
+                    config.proof = match &value.value {
+                        Value::Str(path) => vec![dir.join(path.as_str())],
+                        _ => strings(value, &format!("{prefix}proof"), &err)?
                             .into_iter()
                             .map(|path| dir.join(path))
                             .collect(),

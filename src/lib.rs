@@ -13,6 +13,7 @@ pub mod gate;
 pub mod git;
 pub mod inputs;
 pub mod paths;
+pub mod prove;
 pub mod report;
 pub mod source;
 pub mod stats;

@@ -112,9 +112,9 @@ fn run_policy(script: &str, line: usize) {
         "the rhai block at docs/policies.md:{line} does not run (exit {code:?}):\n{stderr}\n{script}"
     );
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    // FZ404/FZ405 and FZ602/FZ605 run only with --run, FZ603/FZ604 with the base's
-    // collection, FZ606 with the base's run, FZ501 under --trusted-ref: these examples
-    // use none of them.
+    // FZ602/FZ605 run only with --run, FZ210-FZ212 with --proof, FZ603/FZ604 with the
+    // base's collection, FZ606 with the base's run, FZ501 under --trusted-ref: these
+    // examples use none of them.
     assert!(
         report["summary"]["not_evaluated"]
             .as_array()
@@ -122,7 +122,8 @@ fn run_policy(script: &str, line: usize) {
             .iter()
             .all(|code| {
                 [
-                    "FZ209", "FZ404", "FZ405", "FZ501", "FZ602", "FZ603", "FZ604", "FZ605", "FZ606",
+                    "FZ209", "FZ210", "FZ211", "FZ212", "FZ501", "FZ602", "FZ603", "FZ604", "FZ605",
+                    "FZ606",
                 ]
                 .contains(&code.as_str().unwrap())
             }),

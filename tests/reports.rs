@@ -44,7 +44,7 @@ fn sarif_validates_against_the_schema_with_exact_locations() {
 
     let run = &sarif["runs"][0];
     let rules = run["tool"]["driver"]["rules"].as_array().unwrap();
-    assert_eq!(rules.len(), 35);
+    assert_eq!(rules.len(), 38);
     assert!(rules
         .iter()
         .all(|r| r["shortDescription"]["text"].is_string() && r["help"]["text"].is_string()));
@@ -181,7 +181,7 @@ print(json.dumps(cases))
     let cases: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
         cases.as_object().unwrap().len(),
-        35,
+        38,
         "one case per enabled rule"
     );
     assert_eq!(cases["FZ101 missing-field"]["failed"], true);
@@ -209,7 +209,7 @@ fn markdown_summary_has_verdict_violations_and_freezes() {
     let out = failing_world().run_in(dir.path(), "markdown");
     let md = text(&out.stdout);
     assert!(
-        md.contains("❌ **Failed**: 3 errors, 1 warning in 1 freeze, 22 rules checked."),
+        md.contains("❌ **Failed**: 3 errors, 1 warning in 1 freeze, 24 rules checked."),
         "{md}"
     );
     assert!(
@@ -294,7 +294,7 @@ fn init_then_check_works_in_a_fresh_repository_and_never_overwrites() {
         .output()
         .unwrap();
     let rules: Value = serde_json::from_slice(&copy.stdout).unwrap();
-    assert_eq!(rules.as_array().unwrap().len(), 35);
+    assert_eq!(rules.as_array().unwrap().len(), 38);
 
     write(dir.path(), "freezegate.toml", "# mine\n");
     let again = freezegate(dir.path()).arg("init").output().unwrap();

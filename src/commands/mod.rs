@@ -4,6 +4,7 @@ pub mod baseline;
 pub mod check;
 pub mod freeze;
 pub mod init;
+pub mod prove;
 pub mod rules;
 pub mod run;
 pub mod skips;
@@ -63,6 +64,7 @@ pub fn run(cli: Cli) -> Result<u8, GateError> {
         Command::Stats(args) => stats::run(&cwd, config_path.as_deref(), &args),
         Command::Baseline(args) => baseline::run(&cwd, config_path.as_deref(), &args),
         Command::Run(args) => run::run(&cwd, config_path.as_deref(), &args),
+        Command::Prove(args) => prove::run(&cwd, config_path.as_deref(), &args),
         Command::Completions(args) => {
             use clap::CommandFactory;
             clap_complete::generate(

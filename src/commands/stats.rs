@@ -93,6 +93,22 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &StatsArgs) -> Result<u
                     (deposit.at_stake.len(), deposit.covered)
                 },
             ),
+            mutation: facts
+                .loaded
+                .proof
+                .get()
+                .zip(entry.test_id())
+                .and_then(|(proof, test_id)| proof.freezes.get(test_id))
+                .filter(|f| f.frozen_clean == "passed")
+                .map(|f| {
+                    let killed: Vec<_> = f
+                        .mutants
+                        .values()
+                        .filter(|m| m.killed_by_frozen == Some(true))
+                        .collect();
+                    let caught = killed.iter().filter(|m| !m.killed_by.is_empty()).count();
+                    (killed.len(), caught)
+                }),
         })
         .collect();
 

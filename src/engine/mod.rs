@@ -875,8 +875,8 @@ fn ledger_value(facts: &Facts) -> Dynamic {
     map.insert("freezes".into(), Dynamic::from_array(freezes));
     map.insert("file".into(), ledger.source.name.as_str().into());
     map.insert("has_base".into(), ledger.has_base.into());
-    // What run records must name (FZ404); hashed only when records were given.
-    if facts.loaded.runs.is_given() {
+    // What run and proof records must name (FZ404); hashed only when records were given.
+    if facts.loaded.runs.is_given() || facts.loaded.proof.is_given() {
         map.insert("sha256".into(), ledger.sha256().into());
     }
     if !map.contains_key("max_window_days") {

@@ -11,9 +11,10 @@ use crate::error::GateError;
 use crate::source::{Source, SourceFile};
 
 /// The default pack, compiled into the binary so a patch cannot edit it.
-pub const BUILTIN: [(&str, &str); 5] = [
+pub const BUILTIN: [(&str, &str); 6] = [
     ("shape.rhai", include_str!("../../policies/shape.rhai")),
     ("deposit.rhai", include_str!("../../policies/deposit.rhai")),
+    ("proof.rhai", include_str!("../../policies/proof.rhai")),
     ("samples.rhai", include_str!("../../policies/samples.rhai")),
     (
         "inheritance.rhai",

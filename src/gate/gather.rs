@@ -31,20 +31,21 @@ fn load_baseline(config: &Config) -> Result<crate::inputs::baseline::Baseline, G
 /// The ledger at the base: `--base-ledger FILE`, else with `--base REF` the ledger's
 /// file at the merge base of REF and HEAD (`Some(None)` when it has none: every entry
 /// is new); `None` without either flag.
-fn base_ledger(
+pub fn base_ledger(
     cwd: &Path,
     config: &Config,
-    args: &FactArgs,
+    base_ledger: Option<&Path>,
+    base: Option<&str>,
     ledger: &Ledger,
 ) -> Result<Option<Option<Ledger>>, GateError> {
-    if let Some(path) = &args.base_ledger {
+    if let Some(path) = base_ledger {
         let input = InputPath::from_cli(cwd, path, &config.repo_root);
         return Ledger::load(&input.path, &input.name).map(|l| Some(Some(l)));
     }
-    let Some(base) = &args.base else {
+    let Some(base) = base else {
         return Ok(None);
     };
-    let rev = tools::merge_base(base, &config.repo_root).unwrap_or_else(|| base.clone());
+    let rev = tools::merge_base(base, &config.repo_root).unwrap_or_else(|| base.to_string());
     let Ok(tree) = FileTree::commit_for("--base", &rev, &config.repo_root) else {
         // The diff against the same ref fails too, and its error (which names the
         // ref and the fix) is the one reported: the run never judges without a base.
@@ -108,7 +109,13 @@ impl Gathering {
                 e
             }
         })?;
-        if let Some(base) = base_ledger(cwd, config, args, &ledger)? {
+        if let Some(base) = base_ledger(
+            cwd,
+            config,
+            args.base_ledger.as_deref(),
+            args.base.as_deref(),
+            &ledger,
+        )? {
             ledger.compare_with(base.as_ref());
         }
         let ledger_entries = ledger.entries.len();

@@ -27,7 +27,7 @@ use crate::inputs::Facts;
 use crate::report::Report;
 
 pub use crate::inputs::loading::{Loading, Plan, Size};
-pub use gather::{gather, start_loading, Gathering};
+pub use gather::{base_ledger, gather, start_loading, Gathering};
 pub use policy::Pack;
 
 /// What `check` concluded, before it is rendered.

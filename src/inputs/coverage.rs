@@ -223,6 +223,21 @@ impl Coverage {
         UniqueCoverage { at_stake, covered }
     }
 
+    /// The lines only `id` ran, as `(file, line)` in file and line order.
+    pub fn unique_lines_of(&self, id: &str) -> Vec<(&str, u32)> {
+        let mut lines: Vec<(&str, u32)> = self
+            .deposit::<&str>(id, &[])
+            .at_stake
+            .iter()
+            .map(|&line| {
+                let (file, number) = self.0.lines[line as usize];
+                (self.0.files[file as usize].as_str(), number)
+            })
+            .collect();
+        lines.sort_unstable();
+        lines
+    }
+
     /// Up to `n` of the lines at stake that `by` does not cover, as `file:line`, in
     /// file and line order.
     pub fn uncovered<S: AsRef<str>>(&self, of: &str, by: &[S], n: usize) -> Vec<String> {

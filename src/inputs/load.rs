@@ -12,6 +12,7 @@ use super::coverage::Coverage;
 use super::ids::{self, IdSet};
 use super::junit::Results;
 use super::loading::{Load, Reads};
+use super::proof::Proofs;
 use super::run_record::{RecordHeader, Runs};
 use super::samples::Samples;
 use super::{merge, read_merged, tools, FactArgs, Hunks, InputPath, Loaded};
@@ -108,6 +109,20 @@ pub fn run_records(_: &Context, loaded: &Loaded) -> Option<Load<Vec<RecordHeader
             Ok(runs.get().map(|r| r.headers.clone()))
         })
     })
+}
+
+/// `--proof FILE...`, else `proof` in config.
+pub fn proofs(cx: &Context, _: &Loaded) -> Option<Load<Proofs>> {
+    let paths = match cx.args.proof.is_empty() {
+        false => cx.inputs(&cx.args.proof),
+        true => cx
+            .config
+            .proof
+            .iter()
+            .map(|path| InputPath::from_config(path, &cx.config.repo_root))
+            .collect(),
+    };
+    (!paths.is_empty()).then(|| Load::new(files(&paths), move || Proofs::load(&paths)))
 }
 
 /// `--collect` (pytest), `--collected FILE...`, else the run records'. By far the

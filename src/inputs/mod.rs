@@ -9,6 +9,7 @@ pub mod load;
 pub mod loading;
 pub mod markers;
 pub mod owners;
+pub mod proof;
 pub mod registry;
 pub mod run_record;
 pub mod samples;
@@ -294,6 +295,6 @@ mod tests {
                 files += 1;
             }
         }
-        assert_eq!(files, 11);
+        assert_eq!(files, 12);
     }
 }

@@ -18,6 +18,7 @@ use super::ids::IdSet;
 use super::junit::Results;
 use super::load::{self, Context};
 use super::loading::{Loading, Plan, Size};
+use super::proof::Proofs;
 use super::run_record::{RecordHeader, Runs};
 use super::samples::Samples;
 use super::{Deferred, Hunks, Input, Presence};
@@ -244,6 +245,18 @@ inputs! {
             /// removed (FZ603) or hid (FZ604), and its hook census (FZ606). Repeatable (shards).
             #[arg(long = "base-run", value_name = "FILE", conflicts_with = "base_collected")]
             base_run: Vec<PathBuf>,
+        }
+    }
+    proof: Proofs = load::proofs, Small {
+        presence: Optional,
+        hint: "--proof FILE (or `proof` in config): a record of `freezegate prove`",
+        file: "--proof" in ["proof.json"],
+        flags {
+            /// Proof record(s) `freezegate prove` wrote: which mutants of the code each frozen
+            /// test guarded its compensating properties kill. Repeatable (shards merge).
+            /// Default: `proof` in config.
+            #[arg(long = "proof", value_name = "FILE")]
+            proof: Vec<PathBuf>,
         }
     }
     base_collected: IdSet = load::base_collected, Large {

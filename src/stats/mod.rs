@@ -52,6 +52,9 @@ pub struct FreezeFacts {
     /// With `--coverage`: lines only the frozen test covered, and how many of them its
     /// compensating properties cover.
     pub coverage: Option<(usize, usize)>,
+    /// With `--proof` holding the freeze: the mutants the frozen test kills, and how many
+    /// of them its compensating properties kill (`None` when its kills are unknown).
+    pub mutation: Option<(usize, usize)>,
 }
 
 /// What the deposit rules could say.
@@ -86,6 +89,8 @@ pub struct Stats {
     pub teams: Vec<Group>,
     /// With `--coverage`: what the open freezes put at stake; `null` without it.
     pub coverage: Option<CoverageAtStake>,
+    /// With `--proof`: each proven deposit's mutation score; `null` without it.
+    pub mutation: Option<MutationScores>,
     /// Skips outside the ledger: the baseline, and (with `--history`) what FZ601
     /// refused and how many tests each run collected.
     pub outside: Outside,
@@ -247,6 +252,88 @@ struct Per {
     expired: bool,
 }
 
+/// The deposits' mutation scores: of the mutants each frozen test kills, the share its
+/// compensating properties kill (what FZ210 judges).
+#[derive(Debug, Clone, Serialize)]
+pub struct MutationScores {
+    pub freezes: usize,
+    pub killed_by_frozen: usize,
+    pub killed_by_deposit: usize,
+    /// `killed_by_deposit / killed_by_frozen` over every proven freeze; `null` when the
+    /// frozen tests kill nothing.
+    pub score: Option<f64>,
+    /// Per freeze, lowest score first.
+    pub deposits: Vec<DepositScore>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DepositScore {
+    pub test_id: String,
+    pub killed_by_frozen: usize,
+    pub killed_by_deposit: usize,
+    pub score: Option<f64>,
+}
+
+fn share(of: usize, by: usize) -> Option<f64> {
+    (of > 0).then(|| by as f64 / of as f64)
+}
+
+impl MutationScores {
+    fn of(freezes: &[FreezeFacts]) -> Option<MutationScores> {
+        let mut deposits: Vec<DepositScore> = freezes
+            .iter()
+            .filter_map(|f| {
+                let (killed, caught) = f.mutation?;
+                Some(DepositScore {
+                    test_id: f.test_id.clone(),
+                    killed_by_frozen: killed,
+                    killed_by_deposit: caught,
+                    score: share(killed, caught),
+                })
+            })
+            .collect();
+        if deposits.is_empty() {
+            return None;
+        }
+        deposits.sort_by(|a, b| {
+            a.score
+                .unwrap_or(f64::INFINITY)
+                .total_cmp(&b.score.unwrap_or(f64::INFINITY))
+                .then_with(|| a.test_id.cmp(&b.test_id))
+        });
+        let killed_by_frozen = deposits.iter().map(|d| d.killed_by_frozen).sum();
+        let killed_by_deposit = deposits.iter().map(|d| d.killed_by_deposit).sum();
+        Some(MutationScores {
+            freezes: deposits.len(),
+            killed_by_frozen,
+            killed_by_deposit,
+            score: share(killed_by_frozen, killed_by_deposit),
+            deposits,
+        })
+    }
+
+    /// `2 proven deposits kill 9 of the 12 mutants their frozen tests kill (75%); lowest: ...`
+    pub fn text(&self) -> String {
+        let mut text = format!(
+            "{} kill {} of the {} their frozen tests kill",
+            crate::words::count_of(self.freezes, "proven deposit"),
+            self.killed_by_deposit,
+            crate::words::count_of(self.killed_by_frozen, "mutant"),
+        );
+        if let Some(score) = self.score {
+            text.push_str(&format!(" ({}%)", (score * 100.0).floor()));
+        }
+        if let Some(lowest) = self.deposits.first().filter(|d| d.score.is_some()) {
+            text.push_str(&format!(
+                "; lowest: {} {}%",
+                lowest.test_id,
+                (lowest.score.unwrap_or(0.0) * 100.0).floor()
+            ));
+        }
+        text
+    }
+}
+
 impl CoverageAtStake {
     /// `12 lines only frozen tests covered (3 freezes): 9 covered by their properties, 3 not`
     pub fn text(&self) -> String {
@@ -365,6 +452,7 @@ impl Stats {
                     lines_uncovered: lines_at_stake - lines_covered_by_properties,
                 }
             });
+        let mutation = MutationScores::of(&inputs.freezes);
         let owners = group(&|f| f.owner.clone());
         let teams = if inputs.freezes.iter().any(|f| f.team.is_some()) {
             group(&|f| f.team.clone())
@@ -463,6 +551,7 @@ impl Stats {
             owners,
             teams,
             coverage,
+            mutation,
         }
     }
 }
@@ -621,6 +710,9 @@ pub fn render_human(s: &Stats) -> String {
     if let Some(c) = &s.coverage {
         out.push_str(&format!("  {}{}\n", label("coverage at stake"), c.text()));
     }
+    if let Some(m) = &s.mutation {
+        out.push_str(&format!("  {}{}\n", label("mutation scores"), m.text()));
+    }
     out.push_str("\nBy owner\n");
     out.push_str(&table(
         &s.group_header("owner"),
@@ -742,6 +834,9 @@ pub fn render_markdown(s: &Stats) -> String {
     if let Some(c) = &s.coverage {
         out.push_str(&format!("Coverage at stake: {}.\n\n", c.text()));
     }
+    if let Some(m) = &s.mutation {
+        out.push_str(&format!("Mutation scores: {}.\n\n", m.text()));
+    }
     out.push_str(&format!("Skips outside the ledger: {}.", s.outside.text()));
     if let Some(suite) = s.outside.suite_text() {
         out.push_str(&format!(" Suite size: {suite}."));
@@ -831,6 +926,32 @@ pub fn render_markdown(s: &Stats) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mutation_scores_sum_the_proven_deposits_and_list_the_weakest_first() {
+        let freeze = |id: &str, mutation| FreezeFacts {
+            test_id: id.into(),
+            mutation,
+            ..FreezeFacts::default()
+        };
+        let freezes = [
+            freeze("t::strong", Some((4, 4))),
+            freeze("t::weak", Some((8, 2))),
+            freeze("t::unproven", None),
+            freeze("t::guards_nothing", Some((0, 0))),
+        ];
+        let scores = MutationScores::of(&freezes).expect("three proven");
+        assert_eq!(scores.freezes, 3);
+        assert_eq!((scores.killed_by_frozen, scores.killed_by_deposit), (12, 6));
+        assert_eq!(scores.score, Some(0.5));
+        let order: Vec<&str> = scores.deposits.iter().map(|d| d.test_id.as_str()).collect();
+        assert_eq!(order, ["t::weak", "t::strong", "t::guards_nothing"]);
+        assert_eq!(
+            scores.text(),
+            "3 proven deposits kill 6 of the 12 mutants their frozen tests kill (50%); lowest: t::weak 25%"
+        );
+        assert!(MutationScores::of(&[freeze("t::x", None)]).is_none());
+    }
 
     #[test]
     fn nearest_rank_percentiles() {

@@ -1,0 +1,53 @@
+//! `freezegate prove`: the proof record of each deposit (see [`crate::prove`]).
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::cli::ProveArgs;
+use crate::commands::{write_atomic, EXIT_PASS};
+use crate::config::Config;
+use crate::error::GateError;
+use crate::prove::{self, summary, Options};
+
+/// The project's Python: `--python`, else the active virtualenv's, else `python3`.
+fn python(args: &ProveArgs) -> PathBuf {
+    if let Some(python) = &args.python {
+        return python.clone();
+    }
+    match std::env::var_os("VIRTUAL_ENV") {
+        Some(venv) if !venv.is_empty() => PathBuf::from(venv).join("bin").join("python"),
+        _ => PathBuf::from("python3"),
+    }
+}
+
+pub fn run(cwd: &Path, config_path: Option<&Path>, args: &ProveArgs) -> Result<u8, GateError> {
+    let config = Config::discover(cwd, config_path)?;
+    let options = Options {
+        python: python(args),
+        ledger: args.ledger.clone(),
+        base: args.base.clone(),
+        base_ledger: args.base_ledger.clone(),
+        all: args.all,
+        coverage: args.coverage.clone(),
+        jobs: args.jobs.map_or(1, usize::from),
+        max_mutants: args.max_mutants,
+        budget: args.budget.map(Duration::from_secs),
+        shard: args.shard,
+        progress: std::io::stderr().is_terminal(),
+    };
+    let proven = prove::prove(cwd, &config, &options)?;
+    let path = cwd.join(&args.output);
+    let mut text = serde_json::to_string_pretty(&proven.record).expect("a proof record serializes");
+    text.push('\n');
+    write_atomic(&path, text.as_bytes())?;
+    print!(
+        "{}",
+        summary::render(
+            &proven.record,
+            &proven.timings,
+            &args.output.display().to_string()
+        )
+    );
+    Ok(EXIT_PASS)
+}

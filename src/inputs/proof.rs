@@ -1,0 +1,330 @@
+//! The proof record (`gate/proof.json`, version 1) that `freezegate prove` writes: for
+//! each freeze, the mutants of the code the frozen test guards, which of them the frozen
+//! test kills and which the compensating properties kill, tied to its commit and ledger.
+//! Shards (one record each) merge: a freeze is proven once the union of its mutants over
+//! every record is all the mutants at stake.
+
+use std::collections::BTreeMap;
+
+use rhai::{Dynamic, Map};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+use crate::error::GateError;
+use crate::inputs::InputPath;
+use crate::source::Source;
+#[cfg(test)]
+use crate::source::SourceFile;
+
+pub const VERSION: i64 = 1;
+/// The `kind` every proof record carries, so another JSON file is never read as one.
+pub const KIND: &str = "freezegate proof record";
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ProofRecord {
+    pub version: i64,
+    pub kind: String,
+    pub commit: Option<String>,
+    pub dirty: bool,
+    pub ledger: String,
+    pub ledger_sha256: String,
+    pub engine: Engine,
+    /// Every freeze finished: no budget or mutant limit was hit.
+    pub complete: bool,
+    /// `[index, count]` of a sharded proof (1-based index).
+    pub shard: Option<[u32; 2]>,
+    pub freezes: Vec<FreezeProof>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Engine {
+    pub name: String,
+    pub version: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct FreezeProof {
+    pub test_id: String,
+    pub properties: Vec<String>,
+    /// The code at stake: the project functions the frozen test runs.
+    pub stake: Vec<StakeFunction>,
+    /// The frozen test's outcome alone on the unmutated code (`passed` or `failed`).
+    pub frozen_clean: String,
+    /// Each property's outcome on the unmutated code; one that fails there kills nothing.
+    pub properties_clean: BTreeMap<String, String>,
+    /// Every mutant at stake, over all shards.
+    pub mutants_total: u64,
+    /// Why this record did not finish the freeze (`budget`, `max-mutants`), if it did not.
+    pub incomplete: Option<String>,
+    pub mutants: Vec<Mutant>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct StakeFunction {
+    pub file: String,
+    pub function: String,
+    /// First and last line of the function.
+    pub lines: [u32; 2],
+    /// The lines of it the frozen test ran (and, with `--coverage`, only it covers).
+    pub covered: Vec<u32>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Mutant {
+    pub id: String,
+    pub file: String,
+    pub line: u32,
+    pub function: String,
+    /// The mutation as a one-line diff: `- old + new`.
+    pub mutation: String,
+    /// Whether the frozen test fails on it; `None` when its clean run failed (unknown).
+    pub killed_by_frozen: Option<bool>,
+    /// The compensating properties that fail on it.
+    pub killed_by: Vec<String>,
+    /// Wall time of the run(s) of this mutant, in seconds.
+    pub duration_s: f64,
+}
+
+/// One record's identity, for FZ404.
+#[derive(Debug, Clone)]
+pub struct ProofHeader {
+    pub file: String,
+    pub commit: Option<String>,
+    pub dirty: bool,
+    pub ledger_sha256: String,
+    pub engine: String,
+}
+
+/// One freeze's proof over every record given.
+#[derive(Debug, Clone)]
+pub struct MergedFreeze {
+    pub test_id: String,
+    pub files: Vec<String>,
+    pub frozen_clean: String,
+    pub mutants_total: u64,
+    /// Why a record stopped short, when one did.
+    pub incomplete: Option<String>,
+    pub mutants: BTreeMap<String, Mutant>,
+}
+
+impl MergedFreeze {
+    pub fn is_complete(&self) -> bool {
+        self.incomplete.is_none() && self.mutants.len() as u64 >= self.mutants_total
+    }
+}
+
+/// Every proof record given, merged.
+#[derive(Debug, Clone, Default)]
+pub struct Proofs {
+    pub headers: Vec<ProofHeader>,
+    pub freezes: BTreeMap<String, MergedFreeze>,
+}
+
+impl Proofs {
+    pub fn load(paths: &[InputPath]) -> Result<Option<Proofs>, GateError> {
+        if paths.is_empty() {
+            return Ok(None);
+        }
+        let mut records = Vec::new();
+        for path in paths {
+            let source = path.read()?;
+            records.push((source.name.clone(), parse(&source)?));
+        }
+        Ok(Some(Proofs::merge(records)))
+    }
+
+    pub fn merge(records: Vec<(String, ProofRecord)>) -> Proofs {
+        let mut proofs = Proofs::default();
+        for (file, record) in records {
+            proofs.headers.push(ProofHeader {
+                file: file.clone(),
+                commit: record.commit,
+                dirty: record.dirty,
+                ledger_sha256: record.ledger_sha256,
+                engine: format!("{} {}", record.engine.name, record.engine.version),
+            });
+            for freeze in record.freezes {
+                let merged = proofs
+                    .freezes
+                    .entry(freeze.test_id.clone())
+                    .or_insert_with(|| MergedFreeze {
+                        test_id: freeze.test_id.clone(),
+                        files: Vec::new(),
+                        frozen_clean: freeze.frozen_clean.clone(),
+                        mutants_total: freeze.mutants_total,
+                        incomplete: None,
+                        mutants: BTreeMap::new(),
+                    });
+                merged.files.push(file.clone());
+                merged.mutants_total = merged.mutants_total.max(freeze.mutants_total);
+                // A clean failure in any shard makes the frozen test's kills unknown.
+                if freeze.frozen_clean != "passed" {
+                    merged.frozen_clean = freeze.frozen_clean.clone();
+                }
+                if let Some(why) = freeze.incomplete {
+                    merged.incomplete = Some(format!("{file}: {why}"));
+                }
+                for mutant in freeze.mutants {
+                    merged.mutants.insert(mutant.id.clone(), mutant);
+                }
+            }
+        }
+        proofs
+    }
+}
+
+/// One record: its version and kind checked first (pointing at the value), then every
+/// field typed (serde_json's error names the value and its line).
+pub fn parse(source: &Source) -> Result<ProofRecord, GateError> {
+    let not_json = |e: serde_json::Error| {
+        let span = source.json_error_span(&e).unwrap_or(0..0);
+        GateError::new(
+            &source.name,
+            format!(
+                "is not a valid proof record: {}",
+                crate::error::json_message(&e)
+            ),
+        )
+        .at(source, span, "here")
+        .with_help("write it with `freezegate prove`")
+    };
+    let top: BTreeMap<&str, &RawValue> = serde_json::from_str(&source.text).map_err(not_json)?;
+    let span_of = |raw: &RawValue| {
+        let start = raw.get().as_ptr() as usize - source.text.as_ptr() as usize;
+        start..start + raw.get().len()
+    };
+    match top.get("kind") {
+        Some(raw) if raw.get() == format!("\"{KIND}\"") => {}
+        Some(raw) => {
+            return Err(GateError::new(
+                &source.name,
+                format!("is not a proof record: its kind is {}", raw.get()),
+            )
+            .at(source, span_of(raw), format!("expected \"{KIND}\""))
+            .with_help("pass the gate/proof.json that `freezegate prove` wrote"))
+        }
+        None => {
+            return Err(
+                GateError::new(&source.name, "is not a proof record: it has no `kind`")
+                    .with_help("pass the gate/proof.json that `freezegate prove` wrote"),
+            )
+        }
+    }
+    if let Some(raw) = top.get("version") {
+        if raw.get() != VERSION.to_string() {
+            return Err(GateError::new(
+                &source.name,
+                format!(
+                    "has proof record version {}, this freezegate reads version {VERSION}",
+                    raw.get()
+                ),
+            )
+            .at(source, span_of(raw), "unknown version"));
+        }
+    }
+    serde_json::from_str(&source.text).map_err(not_json)
+}
+
+/// `proof` as scripts see it: `records` (each `file`, `commit`, `dirty`,
+/// `ledger_sha256`, `engine`) and `freezes`, keyed by the frozen test's id.
+impl crate::engine::ScriptValue for Proofs {
+    fn to_script(&self) -> Dynamic {
+        let records: rhai::Array = self
+            .headers
+            .iter()
+            .map(|h| {
+                let mut map = Map::new();
+                map.insert("file".into(), h.file.clone().into());
+                map.insert(
+                    "commit".into(),
+                    h.commit.clone().map_or(Dynamic::UNIT, Dynamic::from),
+                );
+                map.insert("dirty".into(), h.dirty.into());
+                map.insert("ledger_sha256".into(), h.ledger_sha256.clone().into());
+                map.insert("engine".into(), h.engine.clone().into());
+                Dynamic::from_map(map)
+            })
+            .collect();
+        let mut freezes = Map::new();
+        for (id, f) in &self.freezes {
+            let mutants: rhai::Array = f
+                .mutants
+                .values()
+                .map(|m| {
+                    let mut map = Map::new();
+                    map.insert("id".into(), m.id.clone().into());
+                    map.insert("file".into(), m.file.clone().into());
+                    map.insert("line".into(), i64::from(m.line).into());
+                    map.insert("mutation".into(), m.mutation.clone().into());
+                    map.insert(
+                        "killed_by_frozen".into(),
+                        m.killed_by_frozen.map_or(Dynamic::UNIT, Dynamic::from),
+                    );
+                    let by: rhai::Array = m.killed_by.iter().map(|p| p.clone().into()).collect();
+                    map.insert("killed_by".into(), Dynamic::from_array(by));
+                    Dynamic::from_map(map)
+                })
+                .collect();
+            let mut map = Map::new();
+            map.insert("test_id".into(), f.test_id.clone().into());
+            map.insert("file".into(), f.files.join(", ").into());
+            map.insert("frozen_clean".into(), f.frozen_clean.clone().into());
+            map.insert("total".into(), (f.mutants_total as i64).into());
+            map.insert("proven".into(), (f.mutants.len() as i64).into());
+            map.insert("complete".into(), f.is_complete().into());
+            map.insert(
+                "incomplete".into(),
+                f.incomplete.clone().map_or(Dynamic::UNIT, Dynamic::from),
+            );
+            map.insert("mutants".into(), Dynamic::from_array(mutants));
+            freezes.insert(id.as_str().into(), Dynamic::from_map(map));
+        }
+        let mut map = Map::new();
+        map.insert("records".into(), Dynamic::from_array(records));
+        map.insert("freezes".into(), Dynamic::from_map(freezes));
+        Dynamic::from_map(map)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn source(text: &str) -> Source {
+        SourceFile::new(
+            "gate/proof.json",
+            std::path::PathBuf::from("gate/proof.json"),
+            text.to_string(),
+        )
+    }
+
+    #[test]
+    fn a_wrong_value_is_named_with_its_line() {
+        let text = "{\"version\": 1, \"kind\": \"freezegate proof record\",\n \"commit\": null, \"dirty\": \"no\"}";
+        let err = parse(&source(text)).unwrap_err();
+        let shown = err.to_string();
+        assert!(shown.contains("gate/proof.json"), "{shown}");
+        assert!(shown.contains("\"no\""), "{shown}");
+        assert_eq!(err.location().map(|l| l.0), Some(2), "{shown}");
+    }
+
+    #[test]
+    fn another_kind_or_version_is_refused_at_its_value() {
+        let err = parse(&source(
+            "{\"version\": 1,\n\"kind\": \"freezegate run record\"}",
+        ))
+        .unwrap_err();
+        assert!(err.to_string().contains("freezegate run record"), "{err}");
+        assert_eq!(err.location().map(|l| l.0), Some(2));
+        let err = parse(&source(
+            "{\"kind\": \"freezegate proof record\",\n\"version\": 7}",
+        ))
+        .unwrap_err();
+        assert!(err.to_string().contains("version 7"), "{err}");
+    }
+}

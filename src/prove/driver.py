@@ -1,0 +1,207 @@
+"""freezegate prove's driver: the mutation engine (mutmut 3) as a library, and a pytest
+plugin for the runs. Written into a scratch directory by the freezegate binary and run
+with the project's Python; every decision is the binary's.
+
+    python driver.py version                 -> {"engine": "mutmut", "version": "3.8.1"}
+    python driver.py stake COVERAGE.json     -> the project functions a run executed
+    python driver.py mutate SPEC.json        -> mutates the files in place, lists mutants
+
+As a pytest plugin (`-p freezegate_prove_driver`), it loads a derandomized Hypothesis
+profile without an example database, and appends each test's outcome to the file named
+by FREEZEGATE_PROVE_OUT as the run goes (so a run stopped at its time limit still says
+which test was running).
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import json
+import os
+import sys
+
+ENGINE_MISSING = 3
+
+
+def _functions(source: str):
+    """(name, class or None, first line incl. decorators, def line, last line) of every
+    top-level function and method: what mutmut mutates."""
+    tree = ast.parse(source)
+    found = []
+
+    def visit(body, cls):
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+                found.append((node.name, cls, first, node.lineno, node.end_lineno))
+            elif isinstance(node, ast.ClassDef) and cls is None:
+                visit(node.body, node.name)
+
+    visit(tree.body, None)
+    return found
+
+
+def stake(coverage_json: str) -> None:
+    with open(coverage_json, encoding="utf-8") as f:
+        report = json.load(f)
+    out = []
+    for path, data in sorted(report.get("files", {}).items()):
+        executed = set(data.get("executed_lines", []))
+        try:
+            with open(path, encoding="utf-8") as f:
+                functions = _functions(f.read())
+        except (OSError, SyntaxError, ValueError):
+            continue
+        for name, cls, first, def_line, last in functions:
+            # The body's lines, not the def line (run at import).
+            lines = sorted(line for line in executed if def_line < line <= last)
+            if lines:
+                out.append({
+                    "file": path,
+                    "function": f"{cls}.{name}" if cls else name,
+                    "start": first,
+                    "end": last,
+                    "lines": lines,
+                })
+    json.dump(out, sys.stdout)
+
+
+def _module_of(path: str) -> str:
+    from mutmut.utils.format_utils import get_mutant_name
+    from pathlib import Path
+
+    return get_mutant_name(Path(path), "x").rpartition(".")[0]
+
+
+def _one_line(orig: list[str], mutant: list[str]) -> tuple[int, str]:
+    """The first changed line (offset into the function) and the change as one line."""
+    matcher = difflib.SequenceMatcher(a=orig, b=mutant, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        old = " ".join(line.strip() for line in orig[i1:i2])
+        new = " ".join(line.strip() for line in mutant[j1:j2])
+        return i1, f"- {old} + {new}" if old else f"+ {new}"
+    return 0, "(no textual change)"
+
+
+def mutate(spec_json: str) -> None:
+    import mutmut.configuration as configuration
+
+    # The project's own [tool.mutmut] / setup.cfg still applies (do_not_mutate_patterns,
+    # pragmas); only the guess of where the code lives is not needed: the files are given.
+    configuration._guess_source_paths = lambda: ["."]
+    from mutmut.mutation.file_mutation import mutate_file_contents
+
+    with open(spec_json, encoding="utf-8") as f:
+        spec = json.load(f)
+    out = []
+    for path, lines in spec["files"].items():
+        with open(path, encoding="utf-8") as f:
+            source = f.read()
+        mutated = mutate_file_contents(path, source, set(lines), None)
+        code_lines = mutated.code.splitlines()
+        spans = mutated.line_span_by_function_name
+        defs = {}
+        for name, cls, _first, def_line, _last in _functions(source):
+            defs[f"x\u01c1{cls}\u01c1{name}" if cls else f"x_{name}"] = def_line
+        module = _module_of(path)
+
+        def body(generated: str) -> list[str]:
+            span = spans[generated]
+            text = code_lines[span.start - 1 : span.end]
+            # From the def line on, decorators aside, with the generated name made plain.
+            for i, line in enumerate(text):
+                if line.lstrip().startswith(("def ", "async def ")):
+                    return text[i + 1 :]
+            return text
+
+        for name in mutated.mutant_names:
+            mangled = name.partition("__mutmut_")[0]
+            orig = body(mangled + "__mutmut_orig")
+            offset, change = _one_line(orig, body(name))
+            function = mangled[2:] if mangled.startswith("x_") else mangled.split("\u01c1")[1] + "." + mangled.split("\u01c1")[2]
+            out.append({
+                "id": f"{module}.{name}",
+                "file": path,
+                "function": function,
+                "line": defs.get(mangled, 0) + 1 + offset,
+                "mutation": change,
+            })
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(mutated.code)
+    json.dump(out, sys.stdout)
+
+
+def version() -> None:
+    try:
+        from importlib.metadata import version as dist_version
+
+        import mutmut  # noqa: F401
+        import libcst  # noqa: F401
+
+        found = dist_version("mutmut")
+    except Exception as e:  # any failure to import the engine is "not installed"
+        print(f"{type(e).__name__}: {e}", file=sys.stderr)
+        sys.exit(ENGINE_MISSING)
+    import importlib.util
+
+    # pytest-xdist in the project's addopts (`-n auto`) would start workers per mutant.
+    xdist = importlib.util.find_spec("xdist") is not None
+    json.dump({"engine": "mutmut", "version": found, "xdist": xdist}, sys.stdout)
+
+
+# --- the pytest plugin --------------------------------------------------------------
+
+
+try:  # the driver's commands run without pytest too (`version` says what is missing)
+    import pytest
+
+    _trylast = pytest.hookimpl(trylast=True)
+except ImportError:
+    def _trylast(f):
+        return f
+
+
+@_trylast
+def pytest_configure(config):
+    try:
+        from hypothesis import HealthCheck, Phase, settings
+    except ImportError:
+        return
+    # Over the profile the project loaded (its max_examples, ...), after Hypothesis's own
+    # plugin loaded it.
+    settings.register_profile(
+        "freezegate-prove",
+        parent=settings(),
+        derandomize=True,
+        database=None,
+        report_multiple_bugs=False,
+        deadline=None,
+        print_blob=False,
+        phases=[Phase.explicit, Phase.reuse, Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
+    settings.load_profile("freezegate-prove")
+
+
+def _record(entry: dict) -> None:
+    path = os.environ.get("FREEZEGATE_PROVE_OUT")
+    if path:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(json.dumps(entry) + "\n")
+
+
+def pytest_runtest_logstart(nodeid, location):
+    _record({"start": nodeid})
+
+
+def pytest_runtest_logreport(report):
+    if report.failed or (report.when == "call") or (report.when == "setup" and report.skipped):
+        _record({"test": report.nodeid, "when": report.when, "outcome": report.outcome,
+                 "duration": report.duration})
+
+
+if __name__ == "__main__":
+    command, *rest = sys.argv[1:] or ["version"]
+    {"version": version, "stake": stake, "mutate": mutate}[command](*rest)

@@ -1,0 +1,132 @@
+//! The mutation engine, mutmut 3, driven as a library by a small Python driver
+//! (`driver.py`, compiled into the binary): it lists the project functions a coverage
+//! run executed, and writes the mutants of the lines at stake into the scratch copy,
+//! every mutant behind mutmut's trampoline, chosen per pytest process by
+//! `MUTANT_UNDER_TEST`. The same file is the pytest plugin of every run of a proof.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde::Deserialize;
+
+use crate::error::GateError;
+
+const DRIVER: &str = include_str!("driver.py");
+/// The module name the driver is loaded under as a pytest plugin (`-p`).
+pub const PLUGIN: &str = "freezegate_prove_driver";
+/// The driver's exit status when the engine cannot be imported.
+const ENGINE_MISSING: i32 = 3;
+pub const EXTRA_HELP: &str = "install the engine with `pip install 'freezegate[prove]'` (mutmut 3) in the Python that runs your tests, or point --python at that interpreter";
+
+pub struct Driver {
+    pub python: PathBuf,
+    /// Holds `freezegate_prove_driver.py`; on PYTHONPATH of every run.
+    pub dir: PathBuf,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct EngineVersion {
+    pub engine: String,
+    pub version: String,
+    /// pytest-xdist is installed: runs pass `-n 0` over the project's `addopts`.
+    pub xdist: bool,
+}
+
+/// A function a run executed, as the driver lists it.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Executed {
+    pub file: String,
+    pub function: String,
+    pub start: u32,
+    pub end: u32,
+    pub lines: Vec<u32>,
+}
+
+/// A mutant as the engine made it.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Made {
+    pub id: String,
+    pub file: String,
+    pub function: String,
+    pub line: u32,
+    pub mutation: String,
+}
+
+impl Driver {
+    pub fn new(python: PathBuf, dir: &Path) -> Result<Driver, GateError> {
+        let path = dir.join(format!("{PLUGIN}.py"));
+        std::fs::write(&path, DRIVER)
+            .map_err(|e| GateError::write(path.display().to_string(), e.to_string()))?;
+        Ok(Driver {
+            python,
+            dir: dir.to_path_buf(),
+        })
+    }
+
+    fn run(&self, args: &[&str], cwd: &Path) -> Result<Output, GateError> {
+        Command::new(&self.python)
+            .arg(self.dir.join(format!("{PLUGIN}.py")))
+            .args(args)
+            .current_dir(cwd)
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .output()
+            .map_err(|e| {
+                GateError::usage(format!("prove: cannot run {}: {e}", self.python.display()))
+                    .with_help("point --python at the interpreter of the project's tests")
+            })
+    }
+
+    fn json<T: serde::de::DeserializeOwned>(
+        &self,
+        what: &str,
+        out: Output,
+    ) -> Result<T, GateError> {
+        if !out.status.success() {
+            return Err(GateError::usage(format!(
+                "prove: the mutation engine failed ({what}):\n{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            )));
+        }
+        serde_json::from_slice(&out.stdout).map_err(|e| {
+            GateError::usage(format!(
+                "prove: the engine's driver gave unreadable output ({what}): {e}"
+            ))
+        })
+    }
+
+    /// The engine and its version; exit 2 naming the extra when it is not installed.
+    pub fn version(&self, cwd: &Path) -> Result<EngineVersion, GateError> {
+        let out = self.run(&["version"], cwd)?;
+        if out.status.code() == Some(ENGINE_MISSING) {
+            return Err(GateError::usage(format!(
+                "prove: the mutation engine (mutmut 3) is not installed for {} ({})",
+                self.python.display(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            ))
+            .with_help(EXTRA_HELP));
+        }
+        self.json("version", out)
+    }
+
+    /// The functions a coverage.py JSON report says ran.
+    pub fn stake(&self, coverage_json: &Path, cwd: &Path) -> Result<Vec<Executed>, GateError> {
+        let report = coverage_json.display().to_string();
+        let out = self.run(&["stake", &report], cwd)?;
+        self.json("listing the code at stake", out)
+    }
+
+    /// Writes the mutants of `lines` (file -> lines at stake) into the files under `cwd`.
+    pub fn mutate(
+        &self,
+        lines: &std::collections::BTreeMap<String, Vec<u32>>,
+        cwd: &Path,
+    ) -> Result<Vec<Made>, GateError> {
+        let spec = self.dir.join("mutate.json");
+        let text = serde_json::json!({ "files": lines }).to_string();
+        std::fs::write(&spec, text)
+            .map_err(|e| GateError::write(spec.display().to_string(), e.to_string()))?;
+        let out = self.run(&["mutate", &spec.display().to_string()], cwd)?;
+        self.json("making mutants", out)
+    }
+}

@@ -1,0 +1,398 @@
+//! `freezegate prove`: would the compensating properties catch the bugs the frozen test
+//! caught? For each freeze the patch adds or changes, the code at stake (the project
+//! functions the frozen test runs alone under coverage, narrowed to the lines only it
+//! covers when `--coverage` reports are given), the mutants the engine makes of it, and
+//! which of them the frozen test (its freeze lifted) and each property fail on, all in a
+//! scratch copy of the tree. The result is the proof record `check --proof` judges.
+
+pub mod engine;
+pub mod pool;
+pub mod scratch;
+pub mod summary;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::config::Config;
+use crate::error::GateError;
+use crate::inputs::coverage::Coverage;
+use crate::inputs::ledger::{Entry, Ledger};
+use crate::inputs::proof::{self, FreezeProof, Mutant, ProofRecord, StakeFunction};
+use crate::inputs::{tools, InputPath};
+use engine::Driver;
+use pool::{Runner, Verdict};
+
+/// What to prove and how (the command line of `prove`).
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub python: PathBuf,
+    pub ledger: Option<PathBuf>,
+    pub base: Option<String>,
+    pub base_ledger: Option<PathBuf>,
+    /// Every freeze, not only those the patch adds or changes.
+    pub all: bool,
+    pub coverage: Vec<PathBuf>,
+    pub jobs: usize,
+    pub max_mutants: Option<usize>,
+    pub budget: Option<Duration>,
+    /// `(index, count)`, 1-based.
+    pub shard: Option<(u32, u32)>,
+    /// Show a progress bar (on a terminal).
+    pub progress: bool,
+}
+
+/// The record, and what each freeze's runs took, for the summary.
+pub struct Proven {
+    pub record: ProofRecord,
+    pub timings: Vec<Duration>,
+}
+
+/// A run of a mutant longer than this many times the unmutated run is stopped (a mutant
+/// that loops forever), and counts as failed for the test it was in.
+const TIMEOUT_FACTOR: u32 = 10;
+const MIN_TIMEOUT: Duration = Duration::from_secs(10);
+/// The unmutated runs (one under coverage) get this long.
+const CLEAN_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// The freezes to prove: every entry with `--all`, else those new or whose test or
+/// property changed against the base (every entry without a base).
+fn selected(ledger: &Ledger, all: bool) -> Vec<&Entry> {
+    ledger
+        .entries
+        .iter()
+        .filter(|e| e.test_id().is_some_and(|id| !id.is_empty()) && !e.properties().is_empty())
+        .filter(|e| {
+            all || e.is_new
+                || e.changed_fields()
+                    .iter()
+                    .any(|f| *f == "test_id" || *f == "compensating_property")
+        })
+        .collect()
+}
+
+pub fn prove(cwd: &Path, config: &Config, options: &Options) -> Result<Proven, GateError> {
+    let started = Instant::now();
+    let deadline = options.budget.map(|b| started + b);
+    let ledger_path = InputPath::from_cli_or_config(
+        cwd,
+        options.ledger.as_deref(),
+        &config.ledger,
+        &config.repo_root,
+    );
+    let mut ledger = Ledger::load(&ledger_path.path, &ledger_path.name)?;
+    if let Some(base) = crate::gate::base_ledger(
+        cwd,
+        config,
+        options.base_ledger.as_deref(),
+        options.base.as_deref(),
+        &ledger,
+    )? {
+        ledger.compare_with(base.as_ref());
+    }
+    let coverage = Coverage::load(
+        &options
+            .coverage
+            .iter()
+            .map(|p| InputPath::from_cli(cwd, p, &config.repo_root))
+            .collect::<Vec<_>>(),
+    )?;
+    let scratch = scratch::Scratch::copy(&config.repo_root)?;
+    let work = scratch.work_dir();
+    let driver = Driver::new(options.python.clone(), &work)?;
+    let engine = driver.version(&scratch.root)?;
+    let pytest_root = config.pytest_root_in_repo();
+    let runner = Runner {
+        python: options.python.clone(),
+        driver_dir: work.clone(),
+        cwd: scratch.root.join(&pytest_root),
+        work: work.clone(),
+        extra: match engine.xdist {
+            true => vec!["-n".into(), "0".into()],
+            false => Vec::new(),
+        },
+    };
+    let mut freezes = Vec::new();
+    let mut timings = Vec::new();
+    for entry in selected(&ledger, options.all) {
+        let begun = Instant::now();
+        let freeze = prove_one(
+            entry,
+            &runner,
+            &driver,
+            &scratch,
+            &pytest_root,
+            coverage.as_ref(),
+            options,
+            deadline,
+        )?;
+        timings.push(begun.elapsed());
+        freezes.push(freeze);
+    }
+    let commit = tools::head_commit(&config.repo_root);
+    let dirty = commit.is_some() && tools::is_dirty(&config.repo_root);
+    let record = ProofRecord {
+        version: proof::VERSION,
+        kind: proof::KIND.to_string(),
+        commit,
+        dirty,
+        ledger: ledger.source.name.clone(),
+        ledger_sha256: ledger.sha256(),
+        engine: proof::Engine {
+            name: engine.engine,
+            version: engine.version,
+        },
+        complete: freezes.iter().all(|f| f.incomplete.is_none()),
+        shard: options.shard.map(|(i, n)| [i, n]),
+        freezes,
+    };
+    Ok(Proven { record, timings })
+}
+
+/// Joins a path relative to pytest's rootdir onto the repository root's terms.
+fn in_repo(pytest_root: &str, path: &str) -> String {
+    if pytest_root.is_empty() {
+        path.to_string()
+    } else {
+        format!("{}/{path}", pytest_root.trim_end_matches('/'))
+    }
+}
+
+/// Whether a file a run executed is test code or not the project's (a test module,
+/// a conftest, anything in a virtualenv or a hidden directory).
+fn is_project_code(file: &str, test_files: &BTreeSet<String>) -> bool {
+    let name = file.rsplit('/').next().unwrap_or(file);
+    let outside = file.starts_with('/') || file.starts_with("..");
+    let tooling = file.split('/').any(|part| {
+        part == "site-packages" || part == "venv" || (part.starts_with('.') && part.len() > 1)
+    });
+    let test = name.starts_with("test_") || name.ends_with("_test.py") || name == "conftest.py";
+    file.ends_with(".py") && !outside && !tooling && !test && !test_files.contains(file)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn prove_one(
+    entry: &Entry,
+    runner: &Runner,
+    driver: &Driver,
+    scratch: &scratch::Scratch,
+    pytest_root: &str,
+    coverage: Option<&Coverage>,
+    options: &Options,
+    deadline: Option<Instant>,
+) -> Result<FreezeProof, GateError> {
+    let test_id = entry.test_id().unwrap_or_default().to_string();
+    let properties: Vec<String> = entry.properties().iter().map(|p| p.to_string()).collect();
+    let mut freeze = FreezeProof {
+        test_id: test_id.clone(),
+        properties: properties.clone(),
+        stake: Vec::new(),
+        frozen_clean: "unknown".into(),
+        properties_clean: BTreeMap::new(),
+        mutants_total: 0,
+        incomplete: None,
+        mutants: Vec::new(),
+    };
+    if deadline.is_some_and(|d| Instant::now() >= d) {
+        freeze.incomplete = Some("the budget was spent before this freeze".into());
+        return Ok(freeze);
+    }
+    // The code at stake: what the frozen test runs alone, under coverage.
+    let data = runner.work.join("coverage.data");
+    let report = runner.work.join("coverage.json");
+    let wrap = vec![
+        "-m".to_string(),
+        "coverage".to_string(),
+        "run".to_string(),
+        format!("--data-file={}", data.display()),
+    ];
+    let alone = runner.run("", std::slice::from_ref(&test_id), CLEAN_TIMEOUT, 0, &wrap)?;
+    freeze.frozen_clean = match alone.verdicts.get(&test_id) {
+        Some(Verdict::Passed) => "passed",
+        Some(Verdict::Failed) => "failed",
+        Some(Verdict::Error) => {
+            return Err(GateError::usage(format!(
+                "prove: {test_id} cannot run alone: its setup failed (a missing fixture?):\n{}",
+                alone.output
+            ))
+            .with_help("a frozen test must run alone (`pytest -p no:freezegate TEST_ID`): fix its fixtures, or freeze the test that needs them together"))
+        }
+        Some(Verdict::Skipped) | None => {
+            return Err(GateError::usage(format!(
+                "prove: {test_id} was skipped when run alone with its freeze lifted:\n{}",
+                alone.output
+            ))
+            .with_help("a frozen test must run alone (`pytest -p no:freezegate TEST_ID`); a skip in its code or a missing optional dependency leaves nothing to prove"))
+        }
+    }
+    .to_string();
+    let exported = std::process::Command::new(&runner.python)
+        .args(["-m", "coverage", "json", "-q"])
+        .arg(format!("--data-file={}", data.display()))
+        .arg("-o")
+        .arg(&report)
+        .current_dir(&runner.cwd)
+        .output()
+        .map_err(|e| GateError::usage(format!("prove: cannot run coverage: {e}")))?;
+    if !exported.status.success() {
+        return Err(GateError::usage(format!(
+            "prove: coverage could not report the run of {test_id}: {}",
+            String::from_utf8_lossy(&exported.stderr).trim()
+        ))
+        .with_help(
+            "coverage.py is needed for prove (it comes with `pip install 'freezegate[prove]'`)",
+        ));
+    }
+    let test_files: BTreeSet<String> = std::iter::once(&test_id)
+        .chain(&properties)
+        .map(|id| crate::inputs::ids::file_of(id).to_string())
+        .collect();
+    let unique: Option<BTreeSet<(String, u32)>> = coverage.map(|c| {
+        c.unique_lines_of(&test_id)
+            .into_iter()
+            .map(|(file, line)| (file.trim_start_matches("./").to_string(), line))
+            .collect()
+    });
+    let mut lines: BTreeMap<String, Vec<u32>> = BTreeMap::new();
+    for function in driver.stake(&report, &runner.cwd)? {
+        if !is_project_code(&function.file, &test_files) {
+            continue;
+        }
+        let repo_file = in_repo(pytest_root, &function.file);
+        let covered: Vec<u32> = match &unique {
+            // Narrowed to the lines only the frozen test covers.
+            Some(unique) => function
+                .lines
+                .iter()
+                .copied()
+                .filter(|line| {
+                    unique.contains(&(function.file.clone(), *line))
+                        || unique.contains(&(repo_file.clone(), *line))
+                })
+                .collect(),
+            None => function.lines.clone(),
+        };
+        if covered.is_empty() {
+            continue;
+        }
+        lines
+            .entry(function.file.clone())
+            .or_default()
+            .extend(&covered);
+        freeze.stake.push(StakeFunction {
+            file: repo_file,
+            function: function.function,
+            lines: [function.start, function.end],
+            covered,
+        });
+    }
+    let made = if lines.is_empty() {
+        Vec::new()
+    } else {
+        driver.mutate(&lines, &runner.cwd)?
+    };
+    let result = run_mutants(&mut freeze, made, runner, options, deadline, pytest_root);
+    for file in lines.keys() {
+        scratch.restore(&in_repo(pytest_root, file))?;
+    }
+    result?;
+    Ok(freeze)
+}
+
+fn run_mutants(
+    freeze: &mut FreezeProof,
+    mut made: Vec<engine::Made>,
+    runner: &Runner,
+    options: &Options,
+    deadline: Option<Instant>,
+    pytest_root: &str,
+) -> Result<(), GateError> {
+    made.sort_by(|a, b| a.id.cmp(&b.id));
+    freeze.mutants_total = made.len() as u64;
+    if let Some((index, count)) = options.shard {
+        made = made
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| *i as u32 % count == index - 1)
+            .map(|(_, m)| m)
+            .collect();
+    }
+    if let Some(max) = options.max_mutants {
+        if made.len() > max {
+            freeze.incomplete = Some(format!(
+                "--max-mutants {max} of {} in this shard",
+                made.len()
+            ));
+            made.truncate(max);
+        }
+    }
+    let mut tests = vec![freeze.test_id.clone()];
+    tests.extend(freeze.properties.iter().cloned());
+    // Every test on the unmutated code: the properties' own outcome there, and how long
+    // a run takes (the limit for a mutant's run).
+    let clean = runner.run("", &tests, CLEAN_TIMEOUT, 0, &[])?;
+    for p in &freeze.properties {
+        let outcome = match clean.verdicts.get(p) {
+            Some(Verdict::Passed) => "passed",
+            Some(Verdict::Failed) => "failed",
+            Some(Verdict::Error) => "error",
+            _ => "skipped",
+        };
+        freeze
+            .properties_clean
+            .insert(p.clone(), outcome.to_string());
+    }
+    let limit = (clean.duration * TIMEOUT_FACTOR).max(MIN_TIMEOUT);
+    let ids: Vec<String> = made.iter().map(|m| m.id.clone()).collect();
+    let bar = options.progress.then(|| {
+        let bar = indicatif::ProgressBar::new(ids.len() as u64);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{prefix} [{bar:30}] {pos}/{len} mutants {elapsed}",
+            )
+            .expect("a valid template")
+            .progress_chars("=> "),
+        );
+        bar.set_prefix(freeze.test_id.clone());
+        bar
+    });
+    let tick = || {
+        if let Some(bar) = &bar {
+            bar.inc(1);
+        }
+    };
+    let result = pool::run_all(runner, &ids, &tests, limit, options.jobs, deadline, &tick)?;
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let frozen_known = freeze.frozen_clean == "passed";
+    for (m, run) in made.into_iter().zip(result.runs) {
+        let Some(run) = run else { continue };
+        let failed = |id: &str| run.verdicts.get(id).is_some_and(|v| v.kills());
+        freeze.mutants.push(Mutant {
+            killed_by_frozen: frozen_known.then(|| failed(&freeze.test_id)),
+            killed_by: freeze
+                .properties
+                .iter()
+                // A property that fails on the unmutated code kills nothing.
+                .filter(|p| freeze.properties_clean.get(*p).map(String::as_str) == Some("passed"))
+                .filter(|p| failed(p))
+                .cloned()
+                .collect(),
+            duration_s: (run.duration.as_secs_f64() * 1000.0).round() / 1000.0,
+            id: m.id,
+            file: in_repo(pytest_root, &m.file),
+            line: m.line,
+            function: m.function,
+            mutation: m.mutation,
+        });
+    }
+    if result.budget_hit {
+        let total = freeze.mutants.len();
+        freeze.incomplete = Some(format!(
+            "the budget ({} s) ran out after {total} mutants",
+            options.budget.map_or(0, |b| b.as_secs())
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,342 @@
+//! Running tests on mutants: one pytest process per mutant (every test of the freeze
+//! in it, each test stopping at its own first failing example), `-j N` of them at once,
+//! each choosing its mutant with `MUTANT_UNDER_TEST`. The freeze is lifted in these runs
+//! (`-p no:freezegate`), Hypothesis is derandomized without an example database (the
+//! driver's profile), and each test's outcome is streamed to a file as it is known, so a
+//! run stopped at its time limit still says which test hung on the mutant.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use super::engine::PLUGIN;
+use crate::error::GateError;
+
+/// How a test did on one run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Passed,
+    /// Failed, or hung past the run's time limit.
+    Failed,
+    /// Failed in its setup or teardown (a missing fixture, a fixture that raised).
+    Error,
+    Skipped,
+}
+
+impl Verdict {
+    /// Whether the test failed on a mutant: an error in its fixtures counts (the mutant
+    /// broke what the test sets up).
+    pub fn kills(self) -> bool {
+        matches!(self, Verdict::Failed | Verdict::Error)
+    }
+}
+
+/// What one pytest run (with retries past a hang) found.
+#[derive(Debug, Clone)]
+pub struct TestRun {
+    pub verdicts: BTreeMap<String, Verdict>,
+    pub duration: Duration,
+    /// The output of the last pytest process, for errors.
+    pub output: String,
+}
+
+pub struct Runner {
+    pub python: PathBuf,
+    pub driver_dir: PathBuf,
+    /// pytest's rootdir inside the scratch copy.
+    pub cwd: PathBuf,
+    pub work: PathBuf,
+    /// Arguments after freezegate's own (`-n 0` when pytest-xdist is installed).
+    pub extra: Vec<String>,
+}
+
+/// Whether pytest reported `reported` for the requested id (a function id covers its
+/// parametrized cases, a class id its methods).
+fn covers(requested: &str, reported: &str) -> bool {
+    reported == requested
+        || reported
+            .strip_prefix(requested)
+            .is_some_and(|rest| rest.starts_with('[') || rest.starts_with("::"))
+}
+
+impl Runner {
+    fn command(&self, tests: &[String], mutant: &str, out: &Path) -> Command {
+        let mut command = Command::new(&self.python);
+        let pythonpath = match std::env::var_os("PYTHONPATH") {
+            Some(old) if !old.is_empty() => {
+                let mut joined = self.driver_dir.clone().into_os_string();
+                joined.push(":");
+                joined.push(old);
+                joined
+            }
+            _ => self.driver_dir.clone().into_os_string(),
+        };
+        command
+            .args(["-m", "pytest", "-q", "--no-header", "-p", "no:freezegate"])
+            .args(["-p", "no:cacheprovider", "-p", PLUGIN])
+            .args(&self.extra)
+            .arg("--")
+            .args(tests)
+            .current_dir(&self.cwd)
+            .env("PYTHONPATH", pythonpath)
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .env("MUTANT_UNDER_TEST", mutant)
+            .env("FREEZEGATE_PROVE_OUT", out)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        command
+    }
+
+    /// Runs `tests` on `mutant` ("" for the unmutated code) in worker `slot`; a process
+    /// past `limit` is stopped, the test it was running counts as failed and the tests it
+    /// had not reached run again in a new process.
+    pub fn run(
+        &self,
+        mutant: &str,
+        tests: &[String],
+        limit: Duration,
+        slot: usize,
+        wrap: &[String],
+    ) -> Result<TestRun, GateError> {
+        let started = Instant::now();
+        let mut verdicts = BTreeMap::new();
+        let mut remaining: Vec<String> = tests.to_vec();
+        let mut output = String::new();
+        while !remaining.is_empty() {
+            let out = self.work.join(format!("outcomes-{slot}.jsonl"));
+            let _ = std::fs::remove_file(&out);
+            let mut command = self.command(&remaining, mutant, &out);
+            if !wrap.is_empty() {
+                // `python -m coverage run ... -m pytest ...`
+                let args: Vec<_> = command.get_args().map(|a| a.to_os_string()).collect();
+                let mut wrapped = Command::new(&self.python);
+                wrapped.args(wrap).args(&args);
+                for (k, v) in command.get_envs() {
+                    if let Some(v) = v {
+                        wrapped.env(k, v);
+                    }
+                }
+                wrapped
+                    .current_dir(&self.cwd)
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped());
+                command = wrapped;
+            }
+            let child = command.spawn().map_err(|e| {
+                GateError::usage(format!(
+                    "prove: cannot run pytest with {}: {e}",
+                    self.python.display()
+                ))
+            })?;
+            let (status, text, hung) = wait_for(child, limit)?;
+            output = text;
+            let (seen, running) = read_outcomes(&out);
+            let mut reached_any = false;
+            for id in &remaining {
+                let mine: Vec<Verdict> = seen
+                    .iter()
+                    .filter(|(reported, _)| covers(id, reported))
+                    .map(|(_, v)| *v)
+                    .collect();
+                if !mine.is_empty() {
+                    reached_any = true;
+                    let verdict = if mine.contains(&Verdict::Failed) {
+                        Verdict::Failed
+                    } else if mine.contains(&Verdict::Error) {
+                        Verdict::Error
+                    } else if mine.iter().all(|v| *v == Verdict::Skipped) {
+                        Verdict::Skipped
+                    } else {
+                        Verdict::Passed
+                    };
+                    verdicts.insert(id.clone(), verdict);
+                }
+            }
+            if hung {
+                if let Some(id) =
+                    running.and_then(|r| remaining.iter().find(|id| covers(id, &r)).cloned())
+                {
+                    verdicts.insert(id, Verdict::Failed);
+                    reached_any = true;
+                }
+            }
+            let left: Vec<String> = remaining
+                .iter()
+                .filter(|id| !verdicts.contains_key(*id))
+                .cloned()
+                .collect();
+            if !left.is_empty() && (!hung || !reached_any) {
+                // pytest ended (or hung at start) without running these. On a mutant, the
+                // mutant did it (an import-time function broken, a hang): every one of
+                // them fails on it. On the unmutated code, they cannot run alone.
+                if hung || !mutant.is_empty() {
+                    for id in left {
+                        verdicts.insert(id, Verdict::Failed);
+                    }
+                    break;
+                }
+                return Err(GateError::usage(format!(
+                    "prove: pytest did not run {} (exit status {}){}:\n{output}",
+                    left.join(", "),
+                    status.map_or("none".to_string(), |s| s.to_string()),
+                    if mutant.is_empty() { String::new() } else { format!(" on mutant {mutant}") },
+                ))
+                .with_help("a frozen test and its properties must run alone (`pytest -p no:freezegate TEST_ID`): fix the collection error or missing fixture"));
+            }
+            remaining = left;
+        }
+        Ok(TestRun {
+            verdicts,
+            duration: started.elapsed(),
+            output,
+        })
+    }
+}
+
+/// Waits for a pytest process up to `limit`; (exit status, output, whether it was
+/// stopped at the limit).
+fn wait_for(
+    mut child: std::process::Child,
+    limit: Duration,
+) -> Result<(Option<i32>, String, bool), GateError> {
+    use std::io::Read;
+    let mut stdout = child.stdout.take().expect("piped");
+    let mut stderr = child.stderr.take().expect("piped");
+    let out_reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stdout.read_to_string(&mut text);
+        text
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text);
+        text
+    });
+    let deadline = Instant::now() + limit;
+    let mut hung = false;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status.code(),
+            Ok(None) if Instant::now() >= deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                hung = true;
+                break None;
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+            Err(e) => return Err(GateError::usage(format!("prove: waiting for pytest: {e}"))),
+        }
+    };
+    let mut text: String = out_reader.join().unwrap_or_default();
+    let errors: String = err_reader.join().unwrap_or_default();
+    text.push_str(&errors);
+    Ok((status, text, hung))
+}
+
+/// The verdict of each reported test, and the test that started last without a
+/// report (the one a hung run was in).
+fn read_outcomes(path: &Path) -> (Vec<(String, Verdict)>, Option<String>) {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let mut seen = Vec::new();
+    let mut running = None;
+    for line in text.lines() {
+        let Ok(value) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        if let Some(id) = value.get("start").and_then(|v| v.as_str()) {
+            running = Some(id.to_string());
+            continue;
+        }
+        let (Some(id), Some(outcome), when) = (
+            value.get("test").and_then(|v| v.as_str()),
+            value.get("outcome").and_then(|v| v.as_str()),
+            value.get("when").and_then(|v| v.as_str()),
+        ) else {
+            continue;
+        };
+        let verdict = match outcome {
+            "failed" if when != Some("call") => Verdict::Error,
+            "failed" => Verdict::Failed,
+            "skipped" => Verdict::Skipped,
+            _ => Verdict::Passed,
+        };
+        if running.as_deref() == Some(id) {
+            running = None;
+        }
+        seen.push((id.to_string(), verdict));
+    }
+    (seen, running)
+}
+
+/// What running every mutant found: each mutant's run, `None` for one not run because
+/// the budget was spent.
+pub struct PoolResult {
+    pub runs: Vec<Option<TestRun>>,
+    pub budget_hit: bool,
+}
+
+/// Runs `tests` on every mutant, `jobs` at a time, until `deadline`.
+pub fn run_all(
+    runner: &Runner,
+    mutants: &[String],
+    tests: &[String],
+    limit: Duration,
+    jobs: usize,
+    deadline: Option<Instant>,
+    progress: &(dyn Fn() + Sync),
+) -> Result<PoolResult, GateError> {
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<TestRun>>> = Mutex::new(vec![None; mutants.len()]);
+    let failure: Mutex<Option<GateError>> = Mutex::new(None);
+    let budget_hit = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        for slot in 0..jobs.max(1) {
+            let (next, results, failure, budget_hit) = (&next, &results, &failure, &budget_hit);
+            scope.spawn(move || loop {
+                if failure.lock().expect("not poisoned").is_some() {
+                    return;
+                }
+                if deadline.is_some_and(|d| Instant::now() >= d) {
+                    budget_hit.store(true, Ordering::SeqCst);
+                    return;
+                }
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                let Some(mutant) = mutants.get(i) else {
+                    return;
+                };
+                // The budget bounds each run too: a run cut short by it proves nothing.
+                let limit = match deadline {
+                    Some(d) => limit.min(d.saturating_duration_since(Instant::now())),
+                    None => limit,
+                };
+                match runner.run(mutant, tests, limit, slot, &[]) {
+                    Ok(run) if deadline.is_some_and(|d| Instant::now() >= d) => {
+                        drop(run);
+                        budget_hit.store(true, Ordering::SeqCst);
+                        return;
+                    }
+                    Ok(run) => {
+                        results.lock().expect("not poisoned")[i] = Some(run);
+                        progress();
+                    }
+                    Err(e) => {
+                        *failure.lock().expect("not poisoned") = Some(e);
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    if let Some(e) = failure.into_inner().expect("not poisoned") {
+        return Err(e);
+    }
+    Ok(PoolResult {
+        runs: results.into_inner().expect("not poisoned"),
+        budget_hit: budget_hit.load(Ordering::SeqCst),
+    })
+}

@@ -1,0 +1,502 @@
+//! `freezegate prove` and `check --proof` end to end: real pytest, Hypothesis, coverage.py
+//! and mutmut (the pinned venv of `.ci/python-env`) on a small inventory project in a
+//! temporary git repository.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use common::{assert_contains, git, hermetic, text, venv_python_importing, write};
+use serde_json::Value;
+
+const INVENTORY: &str = r#""""A small inventory: stock levels."""
+
+
+def reserve(stock, qty):
+    """Take qty units from stock; what is left. Never below zero."""
+    if qty <= 0:
+        raise ValueError("qty must be positive")
+    if qty > stock:
+        return 0
+    return stock - qty
+
+
+def restock(stock, qty):
+    if qty < 0:
+        raise ValueError("qty must not be negative")
+    return stock + qty
+
+
+def label(sku):
+    return "SKU-" + sku.strip().upper()
+"#;
+
+const EXAMPLES: &str = r#"import pytest
+from inventory import label, reserve, restock
+
+
+def test_reserve_takes_qty():
+    assert reserve(10, 3) == 7
+    assert reserve(2, 3) == 0
+    with pytest.raises(ValueError):
+        reserve(5, 0)
+
+
+def test_reserve_runs():
+    reserve(10, 3)
+
+
+def test_reserve_one():
+    assert reserve(1, 1) == 0
+
+
+def test_reserve_all():
+    assert reserve(5, 5) == 0
+
+
+def test_reserve_rejects_negative():
+    with pytest.raises(ValueError):
+        reserve(5, -2)
+
+
+def test_restock():
+    assert restock(1, 2) == 3
+
+
+def test_restock_zero():
+    assert restock(4, 0) == 4
+
+
+def test_restock_rejects_negative():
+    with pytest.raises(ValueError):
+        restock(1, -1)
+
+
+def test_label():
+    assert label(" ab ") == "SKU-AB"
+
+
+def test_label_upper():
+    assert label("X1") == "SKU-X1"
+
+
+def test_label_strips():
+    assert label("  q") == "SKU-Q"
+
+
+def test_reserve_keeps_rest():
+    assert reserve(100, 1) == 99
+"#;
+
+/// The deposit: calls and asserts nothing.
+const ASSERTS_NOTHING: &str = r#"
+@given(st.integers(0, 100), st.integers(-5, 100))
+def test_reserve_prop(stock, qty):
+    try:
+        reserve(stock, qty)
+    except ValueError:
+        pass
+"#;
+
+/// The deposit: only that the result is never negative.
+const NON_NEGATIVE: &str = r#"
+@given(st.integers(0, 100), st.integers(1, 100))
+def test_reserve_prop(stock, qty):
+    assert reserve(stock, qty) >= 0
+"#;
+
+/// The deposit: every draw mapped to one constant (200 "distinct" inputs, one case).
+const CONSTANT_MAP: &str = r#"
+@given(st.integers().map(lambda _: 7), st.integers().map(lambda _: 3))
+def test_reserve_prop(stock, qty):
+    assert reserve(stock, qty) == 4
+"#;
+
+/// The deposit: the exact result for every input, and the refusal.
+const EXACT: &str = r#"
+@given(st.integers(0, 100), st.integers(-5, 100))
+def test_reserve_prop(stock, qty):
+    if qty <= 0:
+        with pytest.raises(ValueError):
+            reserve(stock, qty)
+    else:
+        assert reserve(stock, qty) == (stock - qty if qty <= stock else 0)
+"#;
+
+const FROZEN: &str = "tests/test_inventory.py::test_reserve_takes_qty";
+const PROPERTY: &str = "tests/test_props.py::test_reserve_prop";
+
+fn python() -> PathBuf {
+    venv_python_importing(&["pytest", "hypothesis", "coverage", "mutmut"])
+}
+
+/// The inventory project, committed, with `frozen` frozen and `property` as its deposit.
+fn project(property: &str, frozen: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "inventory.py", INVENTORY);
+    write(root, "tests/test_inventory.py", EXAMPLES);
+    write(
+        root,
+        "tests/test_props.py",
+        &format!("import pytest\nfrom hypothesis import given, strategies as st\nfrom inventory import reserve\n\n{property}"),
+    );
+    write(
+        root,
+        "pytest.ini",
+        "[pytest]\ntestpaths = tests\npythonpath = .\n",
+    );
+    write(
+        root,
+        ".gitignore",
+        "gate/proof*.json\n__pycache__/\n.hypothesis/\n",
+    );
+    let ledger = serde_json::json!({
+        "schema": 1,
+        "freezes": [{
+            "test_id": frozen,
+            "reason": "flaky on the CI runners (INV-7)",
+            "owner": "finley",
+            "opened": "2026-11-28",
+            "expires": "2026-12-05",
+            "invariant": "reserve takes qty from stock, never below zero, and refuses qty <= 0",
+            "compensating_property": PROPERTY,
+            "reused_property": false,
+        }]
+    });
+    write(
+        root,
+        "gate/freeze_ledger.json",
+        &serde_json::to_string_pretty(&ledger).unwrap(),
+    );
+    git(root, &["init", "-q", "-b", "main"]);
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "inventory"]);
+    dir
+}
+
+fn prove(dir: &Path, args: &[&str]) -> Output {
+    let mut command = common::freezegate(dir);
+    hermetic(&mut command)
+        .arg("prove")
+        .arg("--python")
+        .arg(python())
+        .args(args)
+        .env_remove("VIRTUAL_ENV");
+    command.output().unwrap()
+}
+
+fn proved(dir: &Path, args: &[&str]) -> String {
+    let out = prove(dir, args);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "prove failed:\n{}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    text(&out.stdout)
+}
+
+/// `check --proof ...` with only the rules that read a proof, as JSON.
+fn check(dir: &Path, proofs: &[&str]) -> (i32, Value) {
+    let mut command = common::freezegate(dir);
+    hermetic(&mut command).args([
+        "check",
+        "--select",
+        "FZ210,FZ211,FZ212,FZ404",
+        "--today",
+        "2026-11-30",
+        "--format",
+        "json",
+    ]);
+    for proof in proofs {
+        command.args(["--proof", proof]);
+    }
+    let out = command.output().unwrap();
+    let json = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", text(&out.stdout), text(&out.stderr)));
+    (out.status.code().unwrap(), json)
+}
+
+fn codes(report: &Value) -> Vec<String> {
+    report["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["code"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn message(report: &Value, code: &str) -> String {
+    report["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["code"] == code)
+        .unwrap_or_else(|| panic!("no {code} in {report}"))["message"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+fn record(dir: &Path, name: &str) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join(name)).unwrap()).unwrap()
+}
+
+/// Every hollow deposit fails FZ210, naming a mutant that survives it as `file:line`
+/// and the mutation; the proof records the frozen test's kills.
+#[test]
+fn hollow_deposits_fail_fz210_naming_a_surviving_mutant() {
+    for (name, property) in [
+        ("asserts nothing", ASSERTS_NOTHING),
+        ("only >= 0", NON_NEGATIVE),
+        ("a constant map", CONSTANT_MAP),
+    ] {
+        let dir = project(property, FROZEN);
+        // One of them under two workers: the same verdict.
+        let jobs: &[&str] = if property == NON_NEGATIVE {
+            &["-j", "2"]
+        } else {
+            &[]
+        };
+        proved(dir.path(), jobs);
+        let proof = record(dir.path(), "gate/proof.json");
+        let freeze = &proof["freezes"][0];
+        assert_eq!(freeze["frozen_clean"], "passed", "{name}: {freeze}");
+        let killed = freeze["mutants"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["killed_by_frozen"] == true)
+            .count();
+        assert!(
+            killed >= 3,
+            "{name}: the frozen test kills {killed}: {freeze}"
+        );
+        let (code, report) = check(dir.path(), &["gate/proof.json"]);
+        assert_eq!(code, 1, "{name}: {report}");
+        assert_eq!(codes(&report), ["FZ210"], "{name}: {report}");
+        let message = message(&report, "FZ210");
+        assert_contains(&message, "a bug they let through: inventory.py:");
+        assert_contains(&message, "(- ");
+        assert_eq!(
+            report["violations"][0]["field"], "compensating_property",
+            "{name}"
+        );
+        if property == NON_NEGATIVE {
+            // FZ210's diagnostic as a reviewer reads it on the terminal.
+            let mut command = common::freezegate(dir.path());
+            let out = hermetic(&mut command)
+                .args([
+                    "check",
+                    "--select",
+                    "FZ210,FZ211,FZ212,FZ404",
+                    "--today",
+                    "2026-11-30",
+                ])
+                .args(["--proof", "gate/proof.json"])
+                .output()
+                .unwrap();
+            assert_eq!(out.status.code(), Some(1));
+            insta::assert_snapshot!("fz210_human", text(&out.stdout));
+        }
+    }
+}
+
+/// The exact property kills what the frozen test kills: the proof passes, and the
+/// reviewer's summary says so; the tree is as it was; one commit later the same proof
+/// is FZ404.
+#[test]
+fn an_exact_property_passes_and_the_summary_shows_the_counts() {
+    let dir = project(EXACT, FROZEN);
+    let summary = proved(dir.path(), &[]);
+    let (code, report) = check(dir.path(), &["gate/proof.json"]);
+    assert_eq!(code, 0, "{report}");
+    assert!(codes(&report).is_empty(), "{report}");
+    let timing = regex_free_timing(&summary);
+    insta::assert_snapshot!("prove_summary_exact", timing);
+
+    // prove never writes into the user's tree but the proof record.
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("inventory.py")).unwrap(),
+        INVENTORY
+    );
+    assert_eq!(
+        git(
+            dir.path(),
+            &[
+                "status",
+                "--porcelain",
+                "--ignored",
+                "--untracked-files=all"
+            ]
+        ),
+        "!! gate/proof.json"
+    );
+
+    // The same proof, one commit later, judges its own commit: FZ404, and its verdicts
+    // feed no other rule.
+    write(dir.path(), "README.md", "inventory\n");
+    git(dir.path(), &["add", "README.md"]);
+    git(dir.path(), &["commit", "-q", "-m", "readme"]);
+    let (code, report) = check(dir.path(), &["gate/proof.json"]);
+    assert_eq!(code, 1, "{report}");
+    assert_eq!(codes(&report), ["FZ404"], "{report}");
+    assert_contains(&message(&report, "FZ404"), "is the proof of");
+}
+
+/// The summary without its wall times (the one line that varies run to run).
+fn regex_free_timing(summary: &str) -> String {
+    summary
+        .lines()
+        .map(|line| match line.find(" proven in ") {
+            Some(i) => format!("{} proven in [time]", &line[..i]),
+            None => line.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A frozen test that asserts nothing kills no mutant: FZ211, and no FZ210.
+#[test]
+fn a_frozen_test_that_asserts_nothing_gives_fz211() {
+    let dir = project(EXACT, "tests/test_inventory.py::test_reserve_runs");
+    proved(dir.path(), &[]);
+    let (code, report) = check(dir.path(), &["gate/proof.json"]);
+    assert_eq!(code, 0, "FZ211 warns: {report}");
+    assert_eq!(codes(&report), ["FZ211"], "{report}");
+    assert_contains(&message(&report, "FZ211"), "kills none of the");
+}
+
+/// A budget or mutant limit hit makes the proof incomplete: FZ212, never a pass, even
+/// for the exact property.
+#[test]
+fn a_budget_or_mutant_limit_hit_gives_fz212() {
+    let dir = project(EXACT, FROZEN);
+    let summary = proved(dir.path(), &["--budget", "0", "-j", "2"]);
+    assert_contains(&summary, "INCOMPLETE");
+    let proof = record(dir.path(), "gate/proof.json");
+    assert_eq!(proof["complete"], false, "{proof}");
+    let (code, report) = check(dir.path(), &["gate/proof.json"]);
+    assert_eq!(code, 1, "{report}");
+    assert_eq!(codes(&report), ["FZ212"], "{report}");
+
+    proved(
+        dir.path(),
+        &["--max-mutants", "2", "--output", "gate/proof-limited.json"],
+    );
+    let (code, report) = check(dir.path(), &["gate/proof-limited.json"]);
+    assert_eq!(code, 1, "{report}");
+    assert_eq!(codes(&report), ["FZ212"], "{report}");
+    assert_contains(&message(&report, "FZ212"), "2 of");
+}
+
+/// Two shards under `-j 2` prove what one run proves: merged, the same verdict; one
+/// shard alone is incomplete.
+#[test]
+fn two_shards_merge_into_the_whole_proof() {
+    let dir = project(NON_NEGATIVE, FROZEN);
+    proved(
+        dir.path(),
+        &["--shard", "1/2", "-j", "2", "--output", "gate/proof-1.json"],
+    );
+    proved(
+        dir.path(),
+        &["--shard", "2/2", "-j", "2", "--output", "gate/proof-2.json"],
+    );
+    let one = record(dir.path(), "gate/proof-1.json");
+    let two = record(dir.path(), "gate/proof-2.json");
+    let ids = |r: &Value| -> Vec<String> {
+        r["freezes"][0]["mutants"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let (a, b) = (ids(&one), ids(&two));
+    assert!(!a.is_empty() && !b.is_empty(), "{a:?} {b:?}");
+    assert!(
+        a.iter().all(|id| !b.contains(id)),
+        "shards overlap: {a:?} {b:?}"
+    );
+    assert_eq!(
+        (a.len() + b.len()) as u64,
+        one["freezes"][0]["mutants_total"].as_u64().unwrap()
+    );
+    let (code, report) = check(dir.path(), &["gate/proof-1.json", "gate/proof-2.json"]);
+    assert_eq!(code, 1, "{report}");
+    assert_eq!(codes(&report), ["FZ210"], "{report}");
+    let (code, report) = check(dir.path(), &["gate/proof-1.json"]);
+    assert_eq!(code, 1, "{report}");
+    assert_eq!(codes(&report), ["FZ212"], "{report}");
+    assert_contains(&message(&report, "FZ212"), "a shard is missing");
+}
+
+/// Without the engine, prove is exit 2 and names the extra that brings it.
+#[test]
+fn prove_without_the_engine_names_the_extra() {
+    let dir = project(EXACT, FROZEN);
+    let bare = tempfile::tempdir().unwrap();
+    let made = std::process::Command::new(python())
+        .args(["-m", "venv", "--without-pip"])
+        .arg(bare.path())
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{}", text(&made.stderr));
+    let mut command = common::freezegate(dir.path());
+    let out = hermetic(&mut command)
+        .arg("prove")
+        .arg("--python")
+        .arg(bare.path().join("bin").join("python"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert_contains(&text(&out.stderr), "freezegate[prove]");
+    assert!(!dir.path().join("gate/proof.json").exists());
+}
+
+/// A frozen test that cannot run alone (a missing fixture) is exit 2 naming it.
+#[test]
+fn a_frozen_test_that_cannot_run_alone_is_exit_2_naming_it() {
+    let dir = project(EXACT, "tests/test_inventory.py::test_needs_a_fixture");
+    let mut examples = EXAMPLES.to_string();
+    examples.push_str("\n\ndef test_needs_a_fixture(warehouse):\n    assert warehouse\n");
+    write(dir.path(), "tests/test_inventory.py", &examples);
+    git(dir.path(), &["commit", "-q", "-am", "fixture"]);
+    let out = prove(dir.path(), &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+    assert_contains(&text(&out.stderr), "test_needs_a_fixture");
+    assert!(!dir.path().join("gate/proof.json").exists());
+}
+
+/// A malformed proof record is exit 2, naming the file, the line and the value.
+#[test]
+fn a_malformed_proof_record_is_exit_2_with_file_line_and_value() {
+    let dir = project(EXACT, FROZEN);
+    write(
+        dir.path(),
+        "gate/proof.json",
+        "{\"version\": 1, \"kind\": \"freezegate proof record\",\n\"commit\": null,\n\"dirty\": \"maybe\"}\n",
+    );
+    let mut command = common::freezegate(dir.path());
+    let out = hermetic(&mut command)
+        .args([
+            "check",
+            "--select",
+            "FZ210",
+            "--today",
+            "2026-11-30",
+            "--proof",
+            "gate/proof.json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert_contains(&stderr, "gate/proof.json");
+    assert_contains(&stderr, "\"maybe\"");
+    assert_contains(&stderr, ":3:");
+}
