@@ -102,7 +102,10 @@ fn with_a_proof_the_brief_lists_the_surviving_mutants_as_diffs() {
 fn the_json_brief_has_stable_fields_for_agents() {
     let dir = project();
     write(dir.path(), "gate/proof.json", PROOF);
-    let out = brief(dir.path(), &[FROZEN, "--format", "json", "--proof", "gate/proof.json"]);
+    let out = brief(
+        dir.path(),
+        &[FROZEN, "--format", "json", "--proof", "gate/proof.json"],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let json: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json["version"], 1);
@@ -112,28 +115,62 @@ fn the_json_brief_has_stable_fields_for_agents() {
         "reserve never leaves stock below zero and takes exactly qty when there is enough"
     );
     let test = &json["frozen_test"];
-    assert_eq!((test["file"].as_str(), test["first"].as_u64(), test["last"].as_u64()), (Some("tests/test_inventory.py"), Some(9), Some(13)), "{test}");
-    assert_contains(test["source"].as_str().unwrap(), "assert reserve(10, 3) == 7");
+    assert_eq!(
+        (
+            test["file"].as_str(),
+            test["first"].as_u64(),
+            test["last"].as_u64()
+        ),
+        (Some("tests/test_inventory.py"), Some(9), Some(13)),
+        "{test}"
+    );
+    assert_contains(
+        test["source"].as_str().unwrap(),
+        "assert reserve(10, 3) == 7",
+    );
     let stake: Vec<(&str, &str, u64, u64)> = json["code_at_stake"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|c| (c["file"].as_str().unwrap(), c["function"].as_str().unwrap(), c["first"].as_u64().unwrap(), c["last"].as_u64().unwrap()))
+        .map(|c| {
+            (
+                c["file"].as_str().unwrap(),
+                c["function"].as_str().unwrap(),
+                c["first"].as_u64().unwrap(),
+                c["last"].as_u64().unwrap(),
+            )
+        })
         .collect();
     assert_eq!(stake, [("inventory.py", "reserve", 4, 10)]);
     assert_eq!(json["thresholds"]["min_kill_share"], 0.8);
     assert_eq!(json["thresholds"]["min_mutation_score"], 0.6);
     assert_eq!(json["thresholds"]["min_distinct"], 8.0);
-    let survivors: Vec<&str> = json["survivors"].as_array().unwrap().iter().map(|s| s["id"].as_str().unwrap()).collect();
-    assert_eq!(survivors, ["m2"], "the killed one and the one the frozen test lets through are not survivors");
+    let survivors: Vec<&str> = json["survivors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        survivors,
+        ["m2"],
+        "the killed one and the one the frozen test lets through are not survivors"
+    );
     assert_contains(json["ask"].as_str().unwrap(), "three candidate properties");
-    assert_contains(json["ask"].as_str().unwrap(), "the one input class you would not generate");
+    assert_contains(
+        json["ask"].as_str().unwrap(),
+        "the one input class you would not generate",
+    );
 }
 
 #[test]
 fn a_malformed_proof_or_an_unknown_freeze_is_exit_2_naming_the_file() {
     let dir = project();
-    write(dir.path(), "gate/proof.json", "{\"freezes\": [\n  {\"test_id\": 3}\n]}");
+    write(
+        dir.path(),
+        "gate/proof.json",
+        "{\"freezes\": [\n  {\"test_id\": 3}\n]}",
+    );
     let out = brief(dir.path(), &[FROZEN, "--proof", "gate/proof.json"]);
     assert_eq!(out.status.code(), Some(2));
     let said = text(&out.stderr);
@@ -142,5 +179,8 @@ fn a_malformed_proof_or_an_unknown_freeze_is_exit_2_naming_the_file() {
 
     let out = brief(dir.path(), &["tests/test_inventory.py::test_label"]);
     assert_eq!(out.status.code(), Some(2));
-    assert_contains(&text(&out.stderr), "no freeze of tests/test_inventory.py::test_label");
+    assert_contains(
+        &text(&out.stderr),
+        "no freeze of tests/test_inventory.py::test_label",
+    );
 }

@@ -82,7 +82,14 @@ fn a_comment_only_edit_inside_the_property_is_no_change() {
 fn a_removed_assertion_is_a_change_of_the_property() {
     judge_deposit(
         TWO_ASSERTIONS,
-        |p| edit(p, "tests/test_props.py", "    assert price(amount) >= amount\n", ""),
+        |p| {
+            edit(
+                p,
+                "tests/test_props.py",
+                "    assert price(amount) >= amount\n",
+                "",
+            )
+        },
         0,
         &[],
     );
@@ -212,7 +219,12 @@ fn a_skipped_state_machine_is_reported_in_the_test_file() {
                 "TestPrices = Prices.TestCase",
                 "TestPrices = pytest.mark.skip(reason=\"flaky\")(Prices.TestCase)",
             );
-            edit(p, "tests/test_machine.py", "from hypothesis import settings\n", "import pytest\nfrom hypothesis import settings\n");
+            edit(
+                p,
+                "tests/test_machine.py",
+                "from hypothesis import settings\n",
+                "import pytest\nfrom hypothesis import settings\n",
+            );
         },
         1,
         &["FZ601"],
@@ -237,12 +249,20 @@ fn ten_different_examples_are_ten_distinct_inputs() {
         ),
     );
     let record = project.record(&["-p", "no:xdist"], "gate/run.json");
-    assert_eq!(record["samples"][PROPERTY]["distinct"], json!(10), "{record:#}");
+    assert_eq!(
+        record["samples"][PROPERTY]["distinct"],
+        json!(10),
+        "{record:#}"
+    );
     // The same example twice is one input.
     project.write(
         "tests/test_props.py",
         "from hypothesis import Phase, example, given, settings, strategies as st\n\nfrom tests.test_app import price\n\n\n@settings(phases=[Phase.explicit], database=None)\n@example(1)\n@example(1)\n@example(2)\n@given(st.integers())\ndef test_never_negative(amount):\n    assert price(amount) >= 0\n",
     );
     let record = project.record(&["-p", "no:xdist"], "gate/run.json");
-    assert_eq!(record["samples"][PROPERTY]["distinct"], json!(2), "{record:#}");
+    assert_eq!(
+        record["samples"][PROPERTY]["distinct"],
+        json!(2),
+        "{record:#}"
+    );
 }

@@ -13,7 +13,10 @@ pub fn render(brief: &Brief) -> String {
     let _ = writeln!(
         out,
         "- invariant: {}",
-        entry.invariant.as_deref().unwrap_or("(none written: ask the owner)")
+        entry
+            .invariant
+            .as_deref()
+            .unwrap_or("(none written: ask the owner)")
     );
     for (label, value) in [
         ("reason", &entry.reason),
@@ -32,7 +35,11 @@ pub fn render(brief: &Brief) -> String {
     let _ = writeln!(
         out,
         "- compensating property: {}\n",
-        if properties.is_empty() { "(none yet)".to_string() } else { properties.join(", ") }
+        if properties.is_empty() {
+            "(none yet)".to_string()
+        } else {
+            properties.join(", ")
+        }
     );
 
     let _ = writeln!(out, "## The frozen test\n");
@@ -46,17 +53,27 @@ pub fn render(brief: &Brief) -> String {
             numbered(&mut out, code);
         }
         None => {
-            let _ = writeln!(out, "Its source was not found (is the file in this checkout?).\n");
+            let _ = writeln!(
+                out,
+                "Its source was not found (is the file in this checkout?).\n"
+            );
         }
     }
 
     let _ = writeln!(out, "## The code at stake\n");
-    let _ = writeln!(out, "Found as {}.\n", brief.code_at_stake_from);
+    let _ = writeln!(out, "These are {}.\n", brief.code_at_stake_from);
     if brief.code_at_stake.is_empty() {
-        let _ = writeln!(out, "None found: read the frozen test for what it exercises.\n");
+        let _ = writeln!(
+            out,
+            "None found: read the frozen test for what it exercises.\n"
+        );
     }
     for code in &brief.code_at_stake {
-        let _ = writeln!(out, "`{}` in `{}`, lines {}-{}:\n", code.function, code.file, code.first, code.last);
+        let _ = writeln!(
+            out,
+            "`{}` in `{}`, lines {}-{}:\n",
+            code.function, code.file, code.first, code.last
+        );
         numbered(&mut out, code);
     }
 
@@ -88,7 +105,10 @@ pub fn render(brief: &Brief) -> String {
             );
         }
         Some(survivors) if survivors.is_empty() => {
-            let _ = writeln!(out, "None: the properties kill every mutant the frozen test kills.\n");
+            let _ = writeln!(
+                out,
+                "None: the properties kill every mutant the frozen test kills.\n"
+            );
         }
         Some(survivors) => {
             let _ = writeln!(out, "Write a property that fails on each of these:\n");
@@ -98,7 +118,13 @@ pub fn render(brief: &Brief) -> String {
                     Some(false) => "the frozen test does not kill it",
                     None => "the frozen test's kills are unknown",
                 };
-                let _ = writeln!(out, "`{}:{}` ({frozen}):\n\n```diff\n{}\n```\n", s.file, s.line, s.mutation.trim_end());
+                let _ = writeln!(
+                    out,
+                    "`{}:{}` ({frozen}):\n\n```diff\n{}\n```\n",
+                    s.file,
+                    s.line,
+                    s.mutation.trim_end()
+                );
             }
         }
     }

@@ -82,7 +82,12 @@ impl Brief {
                     format!("no freeze of {test_id} in the ledger (freeze it first: `freezegate freeze add {test_id} ...`)"),
                 )
             })?;
-        let text = |field: &str| entry.field(field).and_then(Node::as_str).map(str::to_string);
+        let text = |field: &str| {
+            entry
+                .field(field)
+                .and_then(Node::as_str)
+                .map(str::to_string)
+        };
         let facts = EntryFacts {
             ledger: ledger.source.name.clone(),
             reason: text("reason"),
@@ -104,7 +109,7 @@ impl Brief {
             frozen_test,
             frozen_test_lines_from: from,
             code_at_stake,
-            code_at_stake_from: "the functions the frozen test calls directly from its body, found in its source (its own file and the modules it imports from)",
+            code_at_stake_from: "the functions the frozen test calls directly from its body, read from its source (its own file and the project modules it imports them from)",
             thresholds: Thresholds {
                 min_distinct: param(config, "min_distinct", 8.0),
                 min_kill_share: param(config, "min_kill_share", 0.8),
@@ -121,7 +126,12 @@ impl Brief {
 }
 
 fn param(config: &Config, key: &str, default: f64) -> f64 {
-    match config.params.as_ref().and_then(|p| p.get(key)).map(|n| &n.value) {
+    match config
+        .params
+        .as_ref()
+        .and_then(|p| p.get(key))
+        .map(|n| &n.value)
+    {
         Some(Value::Int(i)) => *i as f64,
         Some(Value::Float(f)) => *f,
         _ => default,
@@ -142,7 +152,11 @@ fn read(config: &Config, file: &str) -> Option<String> {
     std::fs::read_to_string(config.repo_root.join(file)).ok()
 }
 
-fn frozen_test(config: &Config, test_id: &str, runs: Option<&Runs>) -> (Option<Code>, &'static str) {
+fn frozen_test(
+    config: &Config,
+    test_id: &str,
+    runs: Option<&Runs>,
+) -> (Option<Code>, &'static str) {
     let Some((file, path)) = split_id(test_id) else {
         return (None, "source");
     };
@@ -175,7 +189,14 @@ fn code_at_stake(config: &Config, test: &Code) -> Vec<Code> {
     let Some(text) = read(config, &test.file) else {
         return Vec::new();
     };
-    let body = test.source.lines().skip_while(|l| !l.trim_start().starts_with("def ") && !l.trim_start().starts_with("async def ")).collect::<Vec<_>>().join("\n");
+    let body = test
+        .source
+        .lines()
+        .skip_while(|l| {
+            !l.trim_start().starts_with("def ") && !l.trim_start().starts_with("async def ")
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
     let imports = python::imports(&text, &test.file);
     let mut found = Vec::new();
     for name in python::called_names(&body) {
@@ -184,7 +205,9 @@ fn code_at_stake(config: &Config, test: &Code) -> Vec<Code> {
         }
         let (file, original) = match imports.iter().find(|(local, _)| *local == name) {
             Some((_, target)) => {
-                let (module, original) = target.split_once(':').unwrap_or((target, &name));
+                let (module, original) = target
+                    .split_once(':')
+                    .unwrap_or((target.as_str(), name.as_str()));
                 let module = module.replace('.', "/");
                 let file = [format!("{module}.py"), format!("src/{module}.py")]
                     .into_iter()
@@ -199,7 +222,7 @@ fn code_at_stake(config: &Config, test: &Code) -> Vec<Code> {
         let Some(source) = read(config, &file) else {
             continue;
         };
-        if let Some((first, last)) = python::find_def(&source, &[&original]) {
+        if let Some((first, last)) = python::find_def(&source, &[original.as_str()]) {
             found.push(Code {
                 file,
                 function: original,

@@ -64,7 +64,9 @@ pub fn survivors(source: &Source, test_id: &str) -> Result<Vec<Survivor>, GateEr
         .ok_or_else(|| {
             GateError::new(
                 &source.name,
-                format!("the proof has no freeze of {test_id}: run `freezegate prove` on this ledger"),
+                format!(
+                    "the proof has no freeze of {test_id}: run `freezegate prove` on this ledger"
+                ),
             )
         })?;
     let mut survivors: Vec<Survivor> = freeze

@@ -116,7 +116,9 @@ pub fn called_names(body: &str) -> Vec<String> {
 /// Where a test file takes each imported name from: `from a.b import c, d as e`
 /// (module `a.b`), relative imports against the file's own package.
 pub fn imports(text: &str, file: &str) -> Vec<(String, String)> {
-    let package: Vec<&str> = file.rsplit_once('/').map_or(vec![], |(dir, _)| dir.split('/').collect());
+    let package: Vec<&str> = file
+        .rsplit_once('/')
+        .map_or(vec![], |(dir, _)| dir.split('/').collect());
     let mut found = Vec::new();
     for line in text.lines() {
         let Some(rest) = line.strip_prefix("from ") else {
@@ -135,11 +137,17 @@ pub fn imports(text: &str, file: &str) -> Vec<(String, String)> {
         } else {
             module.to_string()
         };
-        for name in names.trim_matches(|c| c == '(' || c == ')' || c == ' ').split(',') {
+        for name in names
+            .trim_matches(|c: char| c == '(' || c == ')' || c == ' ')
+            .split(',')
+        {
             let name = name.trim();
             let (original, local) = name.split_once(" as ").unwrap_or((name, name));
             if !local.is_empty() {
-                found.push((local.trim().to_string(), format!("{module}:{}", original.trim())));
+                found.push((
+                    local.trim().to_string(),
+                    format!("{module}:{}", original.trim()),
+                ));
             }
         }
     }
@@ -166,7 +174,10 @@ mod tests {
 
     #[test]
     fn imports_resolve_relative_modules() {
-        let found = imports("from app.stock import reserve, release as free\nfrom .helpers import build\n", "tests/unit/test_x.py");
+        let found = imports(
+            "from app.stock import reserve, release as free\nfrom .helpers import build\n",
+            "tests/unit/test_x.py",
+        );
         assert_eq!(
             found,
             [

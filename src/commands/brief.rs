@@ -32,7 +32,13 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &BriefArgs) -> Result<u
         .map(|p| InputPath::from_cli(cwd, p, &config.repo_root))
         .map(|p| p.read())
         .transpose()?;
-    let brief = Brief::build(&config, &ledger, &args.test_id, runs.as_ref(), proof.as_ref())?;
+    let brief = Brief::build(
+        &config,
+        &ledger,
+        &args.test_id,
+        runs.as_ref(),
+        proof.as_ref(),
+    )?;
     let text = match args.format {
         BriefFormat::Markdown => brief.markdown(),
         BriefFormat::Json => {
