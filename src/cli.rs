@@ -53,6 +53,10 @@ pub enum Command {
     /// compensating properties on the mutants of the code it guards, and write the proof
     /// record `check --proof` judges (needs `pip install 'freezegate[prove]'`).
     Prove(Box<ProveArgs>),
+    /// The drafting step: what a freeze's deposit must answer (the entry and its
+    /// invariant, the frozen test, the code at stake, the gate's thresholds, and with
+    /// `--proof` the surviving mutants), as Markdown or JSON for an agent.
+    Brief(BriefArgs),
     /// Print shell completions.
     Completions(CompletionsArgs),
     /// Run policy fixture cases: each folder with a case.toml must report exactly the
@@ -341,6 +345,31 @@ pub struct CompletionsArgs {
 pub struct RulesArgs {
     #[arg(long, value_enum, default_value_t = RulesFormat::Human)]
     pub format: RulesFormat,
+}
+
+#[derive(Debug, Args)]
+pub struct BriefArgs {
+    /// The frozen test's node id, as the ledger names it.
+    #[arg(value_name = "TEST_ID")]
+    pub test_id: String,
+    #[arg(long, value_enum, default_value_t = BriefFormat::Markdown)]
+    pub format: BriefFormat,
+    /// The freeze ledger (default: from config).
+    #[arg(long, value_name = "FILE")]
+    pub ledger: Option<PathBuf>,
+    /// A run record (`pytest --freezegate`): the frozen test's lines come from it.
+    #[arg(long, value_name = "FILE")]
+    pub run: Vec<PathBuf>,
+    /// A proof record (`freezegate prove`): its surviving mutants, as diffs.
+    #[arg(long, value_name = "FILE")]
+    pub proof: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BriefFormat {
+    Markdown,
+    /// Stable fields, for agents.
+    Json,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

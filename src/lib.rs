@@ -3,6 +3,7 @@
 //! The data flows config → inputs → gate (engine → report) → commands; `stats` reads
 //! the same facts and the run history. See the README's "Architecture".
 
+pub mod brief;
 pub mod cli;
 pub mod commands;
 pub mod config;

@@ -1,10 +1,10 @@
-"""What a test's reports say: its outcome (the worst phase), where a skip or xfail came
-from, and the test's own source lines."""
+"""What a test's reports say: its outcome (the worst phase), and where a skip or xfail
+came from."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Set, Tuple
+from typing import Any, Callable, Dict, Optional, Set
 
 import pytest
 
@@ -21,37 +21,6 @@ def covered_by(node_id: str, frozen: Set[str]) -> bool:
         return True
     parts = head.split("::")
     return any("::".join(parts[:end]) in frozen for end in range(2, len(parts)))
-
-
-def line_span(item: pytest.Item) -> Optional[List[int]]:
-    """The first (decorators included) and last source line of a test function."""
-    function = getattr(item, "obj", None)
-    # Hypothesis wraps a property: its own lines are the inner test's.
-    function = getattr(getattr(function, "hypothesis", None), "inner_test", None) or function
-    code = getattr(function, "__code__", None)
-    if code is None:
-        return None
-    # By identity: hashing a code object hashes its bytecode and constants each time.
-    known = _SPANS.get(id(code))
-    if known is None or known[0] is not code:
-        known = _SPANS[id(code)] = (code, _code_span(code))
-    return list(known[1])
-
-
-# Code object id -> (the code object, kept so its id is not reused; its span).
-_SPANS: Dict[int, Tuple[Any, Tuple[int, int]]] = {}
-
-
-def _code_span(code: Any) -> Tuple[int, int]:
-    """A code object's first and last line (parametrized cases share theirs)."""
-    first = code.co_firstlineno
-    if hasattr(code, "co_lines"):
-        last = max([line or first for _, _, line in code.co_lines()], default=first)
-    else:  # Python 3.9
-        import dis
-
-        last = max([line for _, line in dis.findlinestarts(code)], default=first)
-    return first, max(first, last)
 
 
 def outcome_of(report: pytest.TestReport) -> Optional[str]:

@@ -23,7 +23,8 @@ import pytest
 
 from . import census
 from .binary import ask_binary
-from .outcomes import RANK, covered_by, line_span, outcome_of, reason, relative_to, skip_detail
+from .code import code_of, place_of
+from .outcomes import RANK, covered_by, outcome_of, reason, relative_to, skip_detail
 from .pipe import Pipe
 from .samples import Samples, max_samples
 
@@ -80,6 +81,9 @@ class Collection:
         self.dropped: set = set()
         self.markers: Dict[str, List[str]] = {}
         self.lines: Dict[str, List[int]] = {}
+        self.digests: Dict[str, str] = {}
+        # Where a test pytest places outside the repository is in it (a state machine).
+        self.places: Dict[str, List[Any]] = {}
 
     def to_json(self) -> Dict[str, Any]:
         return {
@@ -88,6 +92,8 @@ class Collection:
             "dropped": sorted(self.dropped),
             "markers": self.markers,
             "lines": self.lines,
+            "digests": self.digests,
+            "places": self.places,
         }
 
     def merge(self, other: Dict[str, Any]) -> None:
@@ -97,6 +103,8 @@ class Collection:
         self.dropped.update(other["dropped"])
         self.markers.update(other["markers"])
         self.lines.update(other["lines"])
+        self.digests.update(other["digests"])
+        self.places.update(other["places"])
 
 
 class FreezegatePlugin:
@@ -163,9 +171,14 @@ class FreezegatePlugin:
             if item.nodeid.partition("::")[0] in files and covered_by(item.nodeid, frozen):
                 ledger = self.answer.get("ledger", "the ledger")
                 item.add_marker(pytest.mark.skip(reason=f"frozen in {ledger} (freezegate)"))
-            span = line_span(item)
+            span, digest = code_of(item)
             if span is not None:
                 self.collection.lines[item.nodeid] = span
+            if digest is not None:
+                self.collection.digests[item.nodeid] = digest
+            place = place_of(item)
+            if place is not None:
+                self.collection.places[item.nodeid] = [self.relative(place[0]), place[1]]
         # Hypothesis is imported by a suite that has properties, once it is collected:
         # a suite without them does not pay for importing it.
         if "hypothesis" in sys.modules:
@@ -292,7 +305,7 @@ class FreezegatePlugin:
                 collection.merge(worker)
         samples = self.worker_samples if self.worker_collections else self.samples.to_json()
         incomplete = self._incomplete(session, int(exitstatus))
-        lines = collection.lines
+        lines, digests = collection.lines, collection.digests
         tests = {}
         # In collection order (then any test not collected), as the gate reads fastest.
         collected = [i for i in collection.collected if i in self.tests]
@@ -301,6 +314,11 @@ class FreezegatePlugin:
             entry = dict(self.tests[node_id])
             if node_id in lines:
                 entry["lines"] = lines[node_id]
+            if node_id in digests:
+                entry["digest"] = digests[node_id]
+            place = collection.places.get(node_id)
+            if place is not None and _outside(entry.get("file")):
+                entry["file"], entry["line"] = place
             tests[node_id] = entry
         record = {
             "version": RECORD_VERSION,
@@ -328,6 +346,12 @@ class FreezegatePlugin:
             self.pipe.record(text)
         else:
             write_atomic(self.record_path, text + "\n")
+
+
+def _outside(file: Optional[str]) -> bool:
+    """Whether a location the record names is outside the repository (pytest's own
+    location of a test whose code is in site-packages)."""
+    return file is not None and (os.path.isabs(file) or file.startswith("../"))
 
 
 def write_atomic(path: Path, text: str) -> None:

@@ -71,8 +71,12 @@ class Samples:
         prop = observation.property
         start = float(getattr(observation, "run_start", 0.0) or 0.0)
         nodes = getattr(getattr(observation, "metadata", None), "choice_nodes", None)
-        if nodes is not None:
-            key: Any = tuple((node.type, repr(node.value)) for node in nodes)
+        if getattr(observation, "how_generated", None) == "explicit example":
+            # An @example draws nothing (no choices): it is told apart by what it passed.
+            key: Any = ("explicit example", getattr(observation, "representation", None) or repr(observation.arguments))
+            nodes = ()
+        elif nodes is not None:
+            key = tuple((node.type, repr(node.value)) for node in nodes)
         else:
             key = json.dumps(observation.arguments, sort_keys=True, default=repr)
         current = self.runs.get(prop)

@@ -154,6 +154,13 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &FreezeArgs) -> Result<
         Edit::Remove(_) => "removed the freeze of",
     };
     println!("{verb} {test_id} in {}", ledger.source.name);
+    if matches!(edit, Edit::Add(_)) {
+        // The deposit is drafted next: the brief hands its author what the gate needs.
+        println!(
+            "next: draft the deposit with `freezegate brief {}`",
+            crate::commands::skips::shell_quote(&test_id)
+        );
+    }
     Ok(EXIT_PASS)
 }
 

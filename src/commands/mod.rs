@@ -1,6 +1,7 @@
 //! The subcommands. Each returns its exit code; errors are rendered here (exit 2).
 
 pub mod baseline;
+pub mod brief;
 pub mod check;
 pub mod freeze;
 pub mod init;
@@ -65,6 +66,7 @@ pub fn run(cli: Cli) -> Result<u8, GateError> {
         Command::Baseline(args) => baseline::run(&cwd, config_path.as_deref(), &args),
         Command::Run(args) => run::run(&cwd, config_path.as_deref(), &args),
         Command::Prove(args) => prove::run(&cwd, config_path.as_deref(), &args),
+        Command::Brief(args) => brief::run(&cwd, config_path.as_deref(), &args),
         Command::Completions(args) => {
             use clap::CommandFactory;
             clap_complete::generate(

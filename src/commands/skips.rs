@@ -58,7 +58,7 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &SkipsArgs) -> Result<u
 }
 
 /// Quotes an argument for a POSIX shell when it needs it.
-fn shell_quote(arg: &str) -> String {
+pub fn shell_quote(arg: &str) -> String {
     if arg
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || "/._-:=+,@".contains(c))

@@ -408,6 +408,13 @@ pub fn register(engine: &mut Engine, pytest_root: String) {
                 })
             },
         )
+        .register_fn(
+            "digest",
+            |r: &mut crate::inputs::run_record::Runs, id: &str| {
+                r.digest_of(id)
+                    .map_or(Dynamic::UNIT, |d| Dynamic::from(format!("{d:016x}")))
+            },
+        )
         .register_get(
             "hooks",
             |r: &mut crate::inputs::run_record::Runs| -> Array {

@@ -205,26 +205,27 @@ pub fn merge(
     Ok(builder.build())
 }
 
-/// The lines a patch added or changed, per repository path (new-side hunks).
+/// The lines a patch added, changed or removed, per repository path (new-side hunks:
+/// `(start, 0)` is lines removed after new line `start`).
 #[derive(Debug, Clone, Default)]
 pub struct Hunks(std::sync::Arc<rustc_hash::FxHashMap<String, Vec<(u32, u32)>>>);
 
 impl Hunks {
     pub fn add(&mut self, file: &str, start: u32, count: u32) {
-        if count > 0 {
-            std::sync::Arc::make_mut(&mut self.0)
-                .entry(file.to_string())
-                .or_default()
-                .push((start, count));
-        }
+        std::sync::Arc::make_mut(&mut self.0)
+            .entry(file.to_string())
+            .or_default()
+            .push((start, count));
     }
 
-    /// Whether the patch added or changed any line of `first..=last` in `file`.
+    /// Whether the patch added or changed any line of `first..=last` in `file`, or
+    /// removed lines between two of them (or after the last: a removed final assertion).
     pub fn touches(&self, file: &str, first: u32, last: u32) -> bool {
         self.0.get(file).is_some_and(|hunks| {
-            hunks
-                .iter()
-                .any(|&(start, count)| start <= last && start + count > first)
+            hunks.iter().any(|&(start, count)| match count {
+                0 => first <= start && start <= last,
+                _ => start <= last && start + count > first,
+            })
         })
     }
 }

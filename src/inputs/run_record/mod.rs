@@ -149,6 +149,9 @@ pub struct Runs {
     /// Each collected test's first and last source line, by its place in `collected`
     /// (`(0, 0)` where unknown).
     pub lines: std::sync::Arc<Vec<(u32, u32)>>,
+    /// Each collected test's code digest (its AST's sha256, first 64 bits), by its place
+    /// in `collected` (`0` where unknown).
+    pub digests: std::sync::Arc<Vec<u64>>,
     pub collection_skips: Vec<CollectionSkip>,
     /// What asked pytest to deselect (`-k`, `-m`, `--deselect`, `addopts`), per record.
     pub selection: Vec<String>,
@@ -236,6 +239,12 @@ impl Runs {
         let at = self.collected.position(id)?;
         self.lines.get(at).copied().filter(|span| *span != (0, 0))
     }
+
+    /// A test's code digest (normalized to the AST), when the record gave it.
+    pub fn digest_of(&self, id: &str) -> Option<u64> {
+        let at = self.collected.position(id)?;
+        self.digests.get(at).copied().filter(|digest| *digest != 0)
+    }
 }
 
 /// What the records add up to while they are read: every list goes straight into its
@@ -247,6 +256,7 @@ struct Merge {
     /// By place in `collected`: the worst outcome any shard ran.
     outcomes: Vec<Option<Outcome>>,
     lines: Vec<(u32, u32)>,
+    digests: Vec<u64>,
     applied: IdSetBuilder,
     deselected: IdSetBuilder,
     dropped: IdSetBuilder,
@@ -343,6 +353,7 @@ impl Merge {
         if len > self.outcomes.len() {
             self.outcomes.resize(len, None);
             self.lines.resize(len, (0, 0));
+            self.digests.resize(len, 0);
             self.listed.resize(len, 0);
             self.accounted.resize(len, 0);
         }
@@ -379,6 +390,13 @@ impl Merge {
         self.accounted[at] = self.stamp();
         if let Some(span) = raw.lines {
             self.lines[at] = span;
+        }
+        if let Some(digest) = raw.digest {
+            self.digests[at] = parse_digest(&digest).ok_or_else(|| {
+                E::custom(format!(
+                    "`{id}`: digest `{digest}` is not 1 to 16 hexadecimal digits"
+                ))
+            })?;
         }
         if raw.reason.is_some() || raw.source.is_some() || raw.file.is_some() {
             if raw.source == Some(SkipSource::Ledger) && outcome == Outcome::Skipped {
@@ -580,8 +598,17 @@ struct RawDetail<'a> {
     line: Option<u32>,
     #[serde(default)]
     lines: Option<(u32, u32)>,
+    #[serde(default, borrow)]
+    digest: Option<Cow<'a, str>>,
     #[serde(default)]
     scope: Option<String>,
+}
+
+/// A code digest as the plugin writes it: hex, the first 64 bits of a sha256.
+fn parse_digest(text: &str) -> Option<u64> {
+    (!text.is_empty() && text.len() <= 16 && text.bytes().all(|b| b.is_ascii_hexdigit()))
+        .then(|| u64::from_str_radix(text, 16).ok())
+        .flatten()
 }
 
 #[derive(Deserialize)]
@@ -666,6 +693,7 @@ impl Runs {
             markers: merge.markers,
             details: merge.details,
             lines: std::sync::Arc::new(merge.lines),
+            digests: std::sync::Arc::new(merge.digests),
             collection_skips: merge.collection_skips,
             selection: merge.selection,
             hooks: merge.hooks.into_iter().collect(),
@@ -838,9 +866,10 @@ mod tests {
             .iter()
             .map(|id| {
                 format!(
-                    "{id}={:?}@{:?}",
+                    "{id}={:?}@{:?}#{:?}",
                     runs.results.outcome(id),
-                    runs.lines_of(id)
+                    runs.lines_of(id),
+                    runs.digest_of(id)
                 )
             })
             .collect();
@@ -880,8 +909,8 @@ mod tests {
         let plugin = compact(
             r#""collected": ["t.py::a", "t.py::b[x-1]", "t.py::c", "u.py::d"],
                "deselected": ["u.py::d"], "dropped": [], "markers": {"u.py::d": ["slow"]},
-               "tests": {"t.py::a": {"outcome": "passed", "lines": [3, 5]},
-                         "t.py::b[x-1]": {"outcome": "skipped", "reason": "frozen", "source": "ledger", "file": "t.py", "line": 7, "lines": [7, 9]},
+               "tests": {"t.py::a": {"outcome": "passed", "lines": [3, 5], "digest": "9f86d081884c7d65"},
+                         "t.py::b[x-1]": {"outcome": "skipped", "reason": "frozen", "source": "ledger", "file": "t.py", "line": 7, "lines": [7, 9], "digest": "00000000000000a1"},
                          "t.py::c": {"outcome": "xfailed", "reason": "bug", "source": "mark", "file": "t.py", "line": 11}},
                "collection_skips": [{"nodeid": "v.py", "reason": "no numpy", "file": "v.py", "line": 1}],
                "samples": {"p.py::p": {"distinct": 9, "method": "choice sequences"}},
@@ -894,6 +923,9 @@ mod tests {
         assert!(runs.applied_skips.contains("t.py::b[x-1]"));
         assert_eq!(runs.lines_of("t.py::a"), Some((3, 5)));
         assert_eq!(runs.lines_of("t.py::b[x-1]"), Some((7, 9)));
+        assert_eq!(runs.digest_of("t.py::a"), Some(0x9f86_d081_884c_7d65));
+        assert_eq!(runs.digest_of("t.py::b[x-1]"), Some(0xa1));
+        assert_eq!(runs.digest_of("t.py::c"), None);
         assert_eq!(runs.deselected.iter().collect::<Vec<_>>(), ["u.py::d"]);
         assert_eq!(runs.samples.distinct("p.py::p"), Some(9));
     }
@@ -975,6 +1007,9 @@ mod tests {
                 "\"outcome\":\"passed\",\"outcome\":\"failed\"",
             ),
             good.replace("a.py::x\"]", "a.py::\u{1}x\"]"),
+            good.replace("[1,2]", "[1,2],\"digest\":\"xyz\""),
+            good.replace("[1,2]", "[1,2],\"digest\":\"\""),
+            good.replace("[1,2]", "[1,2],\"digest\":\"00112233445566778\""),
         ] {
             assert!(!scanned(&bad), "{bad}");
             let err = parse(std::slice::from_ref(&bad)).unwrap_err();

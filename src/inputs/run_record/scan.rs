@@ -1,7 +1,7 @@
 //! The run record as the plugin writes it, read without serde's per-value machinery:
 //! a million ids and rows are byte ranges found with `memchr`, and the small fields go
 //! through the same [`Field`] seed as the serde reader. Anything unusual (an escaped
-//! string, a row with more than `outcome` and `lines` that serde does not read either)
+//! string, a row with more than `outcome`, `lines` and `digest` that serde does not read either)
 //! is handed back: the caller reads the record again through serde, which also words
 //! every error, so this reader never decides that a record is bad.
 
@@ -230,8 +230,8 @@ impl<'t> Scanner<'t> {
         Ok(deferred)
     }
 
-    /// A row of only `outcome` and `lines`, as most rows are, in the plugin's spelling
-    /// (`{"outcome":"passed","lines":[3,4]}`).
+    /// A row of only `outcome`, `lines` and `digest`, as most rows are, in the plugin's
+    /// spelling (`{"outcome":"passed","lines":[3,4],"digest":"9f86d081884c7d65"}`).
     fn plain_row(&mut self) -> Step<RawDetail<'t>> {
         self.literal(b"{\"outcome\":\"")?;
         let start = self.at;
@@ -250,10 +250,22 @@ impl<'t> Scanner<'t> {
             self.literal(b"]")?;
             lines = Some((first, last));
         }
+        let mut digest = None;
+        if self.literal(b",\"digest\":\"").is_ok() {
+            let start = self.at;
+            let len = self.bytes[start..]
+                .iter()
+                .take_while(|b| b.is_ascii_hexdigit())
+                .count();
+            self.at += len;
+            self.literal(b"\"")?;
+            digest = Some(Cow::Borrowed(&self.text[start..start + len]));
+        }
         self.literal(b"}")?;
         Ok(RawDetail {
             outcome: Cow::Borrowed(outcome),
             lines,
+            digest,
             ..RawDetail::default()
         })
     }

@@ -1,0 +1,153 @@
+"""What a test's code is: its source lines in the test file, and a digest of its code
+normalized to the AST (no comments, docstrings or formatting), so that the binary can
+tell a patch that changed a property from one that only touched its lines.
+
+A Hypothesis property is its inner test; a ``RuleBasedStateMachine`` test (pytest
+collects ``TestX = Machine.TestCase``, whose ``runTest`` lives in Hypothesis) is its
+machine class, in the test file. Everything is cached per code object, class and file:
+parametrized cases cost nothing more."""
+
+from __future__ import annotations
+
+import ast
+import copy
+import functools
+import hashlib
+import inspect
+import linecache
+from typing import Any, Dict, List, Optional, Tuple
+
+import pytest
+
+# The digest's length in hex digits: the first 64 bits of the sha256.
+DIGEST_HEX = 16
+
+Definition = Any  # an ast.FunctionDef, ast.AsyncFunctionDef or ast.ClassDef
+
+
+def code_of(item: pytest.Item) -> Tuple[Optional[List[int]], Optional[str]]:
+    """The test's first (decorators included) and last line, and its code's digest."""
+    function = getattr(item, "obj", None)
+    machine = getattr(function, "_hypothesis_state_machine_class", None)
+    if isinstance(machine, type):
+        return _machine(machine)
+    # Hypothesis wraps a property: its own code is the inner test's.
+    function = getattr(getattr(function, "hypothesis", None), "inner_test", None) or function
+    code = getattr(function, "__code__", None)
+    if code is None:
+        return None, None
+    # By identity: hashing a code object hashes its bytecode and constants each time.
+    known = _SPANS.get(id(code))
+    if known is None or known[0] is not code:
+        known = _SPANS[id(code)] = (code, _code_span(code))
+    first, last = known[1]
+    return [first, last], _digest_at(code.co_filename, first)
+
+
+def place_of(item: pytest.Item) -> Optional[Tuple[str, int]]:
+    """Where a state-machine test is in its test file (the ``TestX = ...`` line, or the
+    class, that pytest collected): pytest places it at Hypothesis's ``runTest``, in
+    site-packages. None for every other test, which pytest places right."""
+    function = getattr(item, "obj", None)
+    machine = getattr(function, "_hypothesis_state_machine_class", None)
+    if not isinstance(machine, type) or item.parent is None:
+        return None
+    filename = str(item.path)
+    line = _module_names(filename).get(item.parent.name)
+    if line is None:
+        span, _ = _machine(machine)
+        if span is None:
+            return None
+        line = span[0]
+    return filename, line
+
+
+@functools.lru_cache(maxsize=None)
+def _module_names(filename: str) -> Dict[str, int]:
+    """The line of each name a module defines at its top level (a class, a function, an
+    assignment), decorators included."""
+    names: Dict[str, int] = {}
+    tree = _tree(filename)
+    for node in tree.body if tree is not None else []:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names[node.name] = min([node.lineno] + [d.lineno for d in node.decorator_list])
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    names[target.id] = node.lineno
+    return names
+
+
+@functools.lru_cache(maxsize=None)
+def _tree(filename: str) -> Optional[ast.Module]:
+    try:
+        return ast.parse("".join(linecache.getlines(filename)), filename)
+    except (SyntaxError, ValueError):
+        return None
+
+
+# Code object id -> (the code object, kept so its id is not reused; its span).
+_SPANS: Dict[int, Tuple[Any, Tuple[int, int]]] = {}
+
+
+def _code_span(code: Any) -> Tuple[int, int]:
+    """A code object's first and last line (parametrized cases share theirs)."""
+    first = code.co_firstlineno
+    if hasattr(code, "co_lines"):
+        last = max([line or first for _, _, line in code.co_lines()], default=first)
+    else:  # Python 3.9
+        import dis
+
+        last = max([line for _, line in dis.findlinestarts(code)], default=first)
+    return first, max(first, last)
+
+
+@functools.lru_cache(maxsize=None)
+def _machine(machine: type) -> Tuple[Optional[List[int]], Optional[str]]:
+    """A state machine's class: its lines and digest in the file that defines it."""
+    try:
+        filename = inspect.getsourcefile(machine)
+        _, first = inspect.getsourcelines(machine)
+    except (OSError, TypeError):
+        return None, None
+    if filename is None:
+        return None, None
+    node = _definitions(filename).get(first)
+    if node is None:
+        return None, None
+    return [first, node.end_lineno or first], _digest(node)
+
+
+def _digest_at(filename: str, first: int) -> Optional[str]:
+    node = _definitions(filename).get(first)
+    return _digest(node) if node is not None else None
+
+
+@functools.lru_cache(maxsize=None)
+def _definitions(filename: str) -> Dict[int, Definition]:
+    """Every function and class of a file, by its first line (its first decorator's,
+    as a code object's ``co_firstlineno`` and ``inspect`` give it). Parsed once."""
+    tree = _tree(filename)
+    if tree is None:
+        return {}
+    found: Dict[int, Definition] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            found.setdefault(first, node)
+    return found
+
+
+@functools.lru_cache(maxsize=None)
+def _digest(node: Definition) -> str:
+    """The sha256 of the definition's AST (decorators included, so a strategy or a
+    setting is code), without docstrings; positions are not part of ``ast.dump``."""
+    stripped = copy.deepcopy(node)
+    for inner in ast.walk(stripped):
+        if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            body = inner.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant):
+                if isinstance(body[0].value.value, str):
+                    inner.body = body[1:] or [ast.Pass()]
+    text = ast.dump(stripped, annotate_fields=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:DIGEST_HEX]

@@ -1,0 +1,143 @@
+//! The brief in Markdown, for a person or an agent's prompt.
+
+use std::fmt::Write;
+
+use super::python::Code;
+use super::Brief;
+
+pub fn render(brief: &Brief) -> String {
+    let mut out = String::new();
+    let entry = &brief.entry;
+    let _ = writeln!(out, "# Brief: the deposit for `{}`\n", brief.test_id);
+    let _ = writeln!(out, "## The freeze ({})\n", entry.ledger);
+    let _ = writeln!(
+        out,
+        "- invariant: {}",
+        entry
+            .invariant
+            .as_deref()
+            .unwrap_or("(none written: ask the owner)")
+    );
+    for (label, value) in [
+        ("reason", &entry.reason),
+        ("owner", &entry.owner),
+        ("expires", &entry.expires),
+    ] {
+        if let Some(value) = value {
+            let _ = writeln!(out, "- {label}: {value}");
+        }
+    }
+    let properties: Vec<String> = entry
+        .compensating_property
+        .iter()
+        .map(|p| format!("`{p}`"))
+        .collect();
+    let _ = writeln!(
+        out,
+        "- compensating property: {}\n",
+        if properties.is_empty() {
+            "(none yet)".to_string()
+        } else {
+            properties.join(", ")
+        }
+    );
+
+    let _ = writeln!(out, "## The frozen test\n");
+    match &brief.frozen_test {
+        Some(code) => {
+            let _ = writeln!(
+                out,
+                "`{}`, lines {}-{} (from the {}):\n",
+                code.file, code.first, code.last, brief.frozen_test_lines_from
+            );
+            numbered(&mut out, code);
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "Its source was not found (is the file in this checkout?).\n"
+            );
+        }
+    }
+
+    let _ = writeln!(out, "## The code at stake\n");
+    let _ = writeln!(out, "These are {}.\n", brief.code_at_stake_from);
+    if brief.code_at_stake.is_empty() {
+        let _ = writeln!(
+            out,
+            "None found: read the frozen test for what it exercises.\n"
+        );
+    }
+    for code in &brief.code_at_stake {
+        let _ = writeln!(
+            out,
+            "`{}` in `{}`, lines {}-{}:\n",
+            code.function, code.file, code.first, code.last
+        );
+        numbered(&mut out, code);
+    }
+
+    let t = &brief.thresholds;
+    let _ = writeln!(out, "## What the gate will ask\n");
+    let _ = writeln!(
+        out,
+        "- FZ301: each property sees at least {} distinct inputs (Hypothesis's choice sequences, explicit `@example`s included).",
+        t.min_distinct
+    );
+    let _ = writeln!(
+        out,
+        "- FZ210 (`freezegate prove`): the properties kill at least {:.0} % of the mutants the frozen test kills in the code at stake (when its kills are unknown: {:.0} % of all of them).",
+        t.min_kill_share * 100.0,
+        t.min_mutation_score * 100.0
+    );
+    let _ = writeln!(
+        out,
+        "- FZ202 and FZ209: the patch changes the property's code itself (a comment or a docstring is no change).\n"
+    );
+
+    let _ = writeln!(out, "## Surviving mutants\n");
+    match &brief.survivors {
+        None => {
+            let _ = writeln!(
+                out,
+                "No proof given: `freezegate prove` will judge the deposit by mutating the code at stake (then `freezegate brief {} --proof gate/proof.json` lists what survives).\n",
+                brief.test_id
+            );
+        }
+        Some(survivors) if survivors.is_empty() => {
+            let _ = writeln!(
+                out,
+                "None: the properties kill every mutant the frozen test kills.\n"
+            );
+        }
+        Some(survivors) => {
+            let _ = writeln!(out, "Write a property that fails on each of these:\n");
+            for s in survivors {
+                let frozen = match s.killed_by_frozen {
+                    Some(true) => "the frozen test kills it",
+                    Some(false) => "the frozen test does not kill it",
+                    None => "the frozen test's kills are unknown",
+                };
+                let _ = writeln!(
+                    out,
+                    "`{}:{}` ({frozen}):\n\n```diff\n{}\n```\n",
+                    s.file,
+                    s.line,
+                    s.diff.trim_end()
+                );
+            }
+        }
+    }
+
+    let _ = writeln!(out, "## The ask\n\n{}", brief.ask);
+    out
+}
+
+fn numbered(out: &mut String, code: &Code) {
+    let width = code.last.to_string().len();
+    let _ = writeln!(out, "```python");
+    for (n, line) in (code.first..).zip(code.source.lines()) {
+        let _ = writeln!(out, "{n:>width$}  {line}");
+    }
+    let _ = writeln!(out, "```\n");
+}
