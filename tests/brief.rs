@@ -191,7 +191,7 @@ fn a_malformed_proof_or_an_unknown_freeze_is_exit_2_naming_the_file() {
     assert_eq!(out.status.code(), Some(2));
     let said = text(&out.stderr);
     assert_contains(&said, "gate/proof.json");
-    assert_contains(&said, "line 2");
+    assert_contains(&said, "gate/proof.json:2:");
 
     let out = brief(dir.path(), &["tests/test_inventory.py::test_label"]);
     assert_eq!(out.status.code(), Some(2));

@@ -122,8 +122,8 @@ fn run_policy(script: &str, line: usize) {
             .iter()
             .all(|code| {
                 [
-                    "FZ209", "FZ210", "FZ211", "FZ212", "FZ501", "FZ602", "FZ603", "FZ604", "FZ605",
-                    "FZ606",
+                    "FZ209", "FZ210", "FZ211", "FZ212", "FZ501", "FZ602", "FZ603", "FZ604",
+                    "FZ605", "FZ606",
                 ]
                 .contains(&code.as_str().unwrap())
             }),

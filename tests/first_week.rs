@@ -205,7 +205,10 @@ fn rules_that_did_not_run_are_never_passed() {
         "<skipped message=\"not evaluated: it needs --coverage FILE\"",
     );
     let human = text(&world.run_in(dir.path(), "human").stdout);
-    common::assert_contains(&human, "not evaluated: FZ207, FZ208, FZ209, FZ210, FZ211, FZ212, FZ501");
+    common::assert_contains(
+        &human,
+        "not evaluated: FZ207, FZ208, FZ209, FZ210, FZ211, FZ212, FZ501",
+    );
     let sarif: Value = serde_json::from_slice(&world.run_in(dir.path(), "sarif").stdout).unwrap();
     let notes = &sarif["runs"][0]["invocations"][0]["toolExecutionNotifications"];
     common::assert_contains(&notes.to_string(), "FZ207 was not evaluated");

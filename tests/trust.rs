@@ -182,7 +182,7 @@ fn a_shadowing_config_deeper_in_the_tree_is_noticed() {
         "{named:?}"
     );
     assert_eq!(
-        verdict.json["summary"]["rules"], 36,
+        verdict.json["summary"]["rules"], 39,
         "the trusted config (builtin + org) was used"
     );
 }

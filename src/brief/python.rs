@@ -87,6 +87,11 @@ pub fn lines_of(text: &str, first: u32, last: u32) -> String {
     out
 }
 
+const KEYWORDS: &[&str] = &[
+    "and", "assert", "elif", "for", "if", "in", "is", "lambda", "not", "or", "return", "while",
+    "with", "yield", "await",
+];
+
 /// The names a body calls directly (`name(`, not `obj.name(`), in order, once each.
 pub fn called_names(body: &str) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
@@ -102,7 +107,16 @@ pub fn called_names(body: &str) -> Vec<String> {
                 }
                 let attribute = start > 0 && bytes[start - 1] == b'.';
                 let name = &code[start..i];
-                if !attribute && bytes.get(i) == Some(&b'(') && !names.iter().any(|n| n == name) {
+                // `def f(` and `class C(` define, `if (` and `not (` are no calls.
+                let before = code[..start].trim_end();
+                let defines = before.ends_with("def") || before.ends_with("class");
+                let keyword = KEYWORDS.contains(&name);
+                if !attribute
+                    && !defines
+                    && !keyword
+                    && bytes.get(i) == Some(&b'(')
+                    && !names.iter().any(|n| n == name)
+                {
                     names.push(name.to_string());
                 }
             } else {
