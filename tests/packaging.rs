@@ -294,6 +294,7 @@ print(json.dumps({"meta": {k: md.get_all(k) for k in set(md.keys())}, "files": f
             &"freezegate/__init__.py",
             &"freezegate/binary.py",
             &"freezegate/census.py",
+            &"freezegate/code.py",
             &"freezegate/outcomes.py",
             &"freezegate/pipe.py",
             &"freezegate/plugin.py",

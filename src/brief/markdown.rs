@@ -63,10 +63,17 @@ pub fn render(brief: &Brief) -> String {
     let _ = writeln!(out, "## The code at stake\n");
     let _ = writeln!(out, "These are {}.\n", brief.code_at_stake_from);
     if brief.code_at_stake.is_empty() {
-        let _ = writeln!(
-            out,
-            "None found: read the frozen test for what it exercises.\n"
-        );
+        let _ = match brief.survivors {
+            Some(_) => writeln!(
+                out,
+                "None: the frozen test ran no function of the project's own code.\n"
+            ),
+            None => writeln!(
+                out,
+                "None found by reading the source (a method call such as `obj.pop(...)` is not followed): `freezegate prove` measures the code at stake by running the frozen test alone under coverage, and `freezegate brief {} --proof gate/proof.json` then lists it.\n",
+                brief.test_id
+            ),
+        };
     }
     for code in &brief.code_at_stake {
         let _ = writeln!(
