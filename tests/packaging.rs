@@ -386,7 +386,12 @@ fn a_wheel_built_from_the_sdist_installs_and_runs() {
             // pip's build backend runs `maturin` by name: the venv's, as after `source
             // .ci/python-env`.
             .env("PATH", with_venv_on_path())
-            .env("MATURIN_PEP517_ARGS", "--profile dev")
+            // Dependencies unoptimized: this build only has to show that the sdist
+            // builds and runs, and it is the longest step of `.ci/run`.
+            .env(
+                "MATURIN_PEP517_ARGS",
+                "--profile dev --config 'profile.dev.package.\"*\".opt-level=0'",
+            )
             .env("CARGO_PROFILE_DEV_DEBUG", "0")
             .env(
                 "CARGO_TARGET_DIR",
