@@ -145,7 +145,9 @@ fn project(property: &str, frozen: &str) -> tempfile::TempDir {
     write(
         root,
         "pytest.ini",
-        "[pytest]\ntestpaths = tests\npythonpath = .\n",
+        // As `freezegate init` sets it, under a strict config (bidict's): prove keeps the
+        // plugin loaded and off, or the key would be unknown and pytest exit 4.
+        "[pytest]\ntestpaths = tests\npythonpath = .\nfreezegate = true\naddopts = --strict-config\n",
     );
     write(
         root,

@@ -158,15 +158,22 @@ fn in_repo(pytest_root: &str, path: &str) -> String {
     }
 }
 
-/// Whether a file a run executed is test code or not the project's (a test module,
-/// a conftest, anything in a virtualenv or a hidden directory).
+/// Whether a file a run executed is the project's code, not test code (a test module, a
+/// conftest, a helper in a `tests/` directory such as bidict's `bidict_test_fixtures.py`)
+/// nor someone else's (anything in a virtualenv or a hidden directory).
 fn is_project_code(file: &str, test_files: &BTreeSet<String>) -> bool {
-    let name = file.rsplit('/').next().unwrap_or(file);
+    let (dirs, name) = file.rsplit_once('/').unwrap_or(("", file));
     let outside = file.starts_with('/') || file.starts_with("..");
     let tooling = file.split('/').any(|part| {
         part == "site-packages" || part == "venv" || (part.starts_with('.') && part.len() > 1)
     });
-    let test = name.starts_with("test_") || name.ends_with("_test.py") || name == "conftest.py";
+    let in_tests = dirs
+        .split('/')
+        .any(|dir| matches!(dir, "tests" | "test" | "testing"));
+    let test = in_tests
+        || name.starts_with("test_")
+        || name.ends_with("_test.py")
+        || name == "conftest.py";
     file.ends_with(".py") && !outside && !tooling && !test && !test_files.contains(file)
 }
 
@@ -215,14 +222,14 @@ fn prove_one(
                 "prove: {test_id} cannot run alone: its setup failed (a missing fixture?):\n{}",
                 alone.output
             ))
-            .with_help("a frozen test must run alone (`pytest -p no:freezegate TEST_ID`): fix its fixtures, or freeze the test that needs them together"))
+            .with_help("a frozen test must run alone (`FREEZEGATE_PLUGIN_OFF=1 pytest TEST_ID`): fix its fixtures, or freeze the test that needs them together"))
         }
         Some(Verdict::Skipped) | None => {
             return Err(GateError::usage(format!(
                 "prove: {test_id} was skipped when run alone with its freeze lifted:\n{}",
                 alone.output
             ))
-            .with_help("a frozen test must run alone (`pytest -p no:freezegate TEST_ID`); a skip in its code or a missing optional dependency leaves nothing to prove"))
+            .with_help("a frozen test must run alone (`FREEZEGATE_PLUGIN_OFF=1 pytest TEST_ID`); a skip in its code or a missing optional dependency leaves nothing to prove"))
         }
     }
     .to_string();
@@ -395,4 +402,32 @@ fn run_mutants(
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_project_code;
+    use std::collections::BTreeSet;
+
+    #[test]
+    fn test_code_and_tooling_are_no_code_at_stake() {
+        let none = BTreeSet::new();
+        assert!(is_project_code("bidict/_base.py", &none));
+        assert!(is_project_code("inventory.py", &none));
+        assert!(is_project_code("src/pkg/testament.py", &none));
+        for file in [
+            "tests/bidict_test_fixtures.py",
+            "pkg/tests/helpers.py",
+            "tests/test_x.py",
+            "conftest.py",
+            "pkg/x_test.py",
+            ".venv/lib/python3.11/site-packages/y.py",
+            "/usr/lib/python3.11/z.py",
+            "README.md",
+        ] {
+            assert!(!is_project_code(file, &none), "{file}");
+        }
+        let test_files = BTreeSet::from(["checks.py".to_string()]);
+        assert!(!is_project_code("checks.py", &test_files));
+    }
 }

@@ -1,7 +1,7 @@
 //! Running tests on mutants: one pytest process per mutant (every test of the freeze
 //! in it, each test stopping at its own first failing example), `-j N` of them at once,
 //! each choosing its mutant with `MUTANT_UNDER_TEST`. The freeze is lifted in these runs
-//! (`-p no:freezegate`), Hypothesis is derandomized without an example database (the
+//! (the plugin loaded and off: `FREEZEGATE_PLUGIN_OFF=1`), Hypothesis is derandomized without an example database (the
 //! driver's profile), and each test's outcome is streamed to a file as it is known, so a
 //! run stopped at its time limit still says which test hung on the mutant.
 
@@ -75,7 +75,7 @@ impl Runner {
             _ => self.driver_dir.clone().into_os_string(),
         };
         command
-            .args(["-m", "pytest", "-q", "--no-header", "-p", "no:freezegate"])
+            .args(["-m", "pytest", "-q", "--no-header"])
             .args(["-p", "no:cacheprovider", "-p", PLUGIN])
             .args(&self.extra)
             .arg("--")
@@ -83,6 +83,9 @@ impl Runner {
             .current_dir(&self.cwd)
             .env("PYTHONPATH", pythonpath)
             .env("PYTHONDONTWRITEBYTECODE", "1")
+            // Loaded but off, not `-p no:freezegate`: the project's `freezegate = true`
+            // stays a known ini key under `--strict-config`, and no ledger skip applies.
+            .env("FREEZEGATE_PLUGIN_OFF", "1")
             .env("MUTANT_UNDER_TEST", mutant)
             .env("FREEZEGATE_PROVE_OUT", out)
             .stdin(Stdio::null())
@@ -186,7 +189,7 @@ impl Runner {
                     status.map_or("none".to_string(), |s| s.to_string()),
                     if mutant.is_empty() { String::new() } else { format!(" on mutant {mutant}") },
                 ))
-                .with_help("a frozen test and its properties must run alone (`pytest -p no:freezegate TEST_ID`): fix the collection error or missing fixture"));
+                .with_help("a frozen test and its properties must run alone (`FREEZEGATE_PLUGIN_OFF=1 pytest TEST_ID`): fix the collection error or missing fixture"));
             }
             remaining = left;
         }
