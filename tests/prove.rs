@@ -277,6 +277,17 @@ fn hollow_deposits_fail_fz210_naming_a_surviving_mutant() {
             killed >= 3,
             "{name}: the frozen test kills {killed}: {freeze}"
         );
+        // Its asserts and pytest.raises check them: kills by a check, not crashes.
+        let checked = freeze["mutants"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["checked_by_frozen"] == true)
+            .count();
+        assert!(
+            checked >= 3,
+            "{name}: the frozen test checks {checked}: {freeze}"
+        );
         let (code, report) = check(dir.path(), &["gate/proof.json"]);
         assert_eq!(code, 1, "{name}: {report}");
         assert_eq!(codes(&report), ["FZ210"], "{name}: {report}");

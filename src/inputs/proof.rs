@@ -84,6 +84,10 @@ pub struct Mutant {
     pub mutation: String,
     /// Whether the frozen test fails on it; `None` when its clean run failed (unknown).
     pub killed_by_frozen: Option<bool>,
+    /// Whether the frozen test failed on it on a check (an assert, `pytest.raises`),
+    /// not by crashing; `None` when unknown (its clean run failed, or an older record).
+    #[serde(default)]
+    pub checked_by_frozen: Option<bool>,
     /// The compensating properties that fail on it.
     pub killed_by: Vec<String>,
     /// Wall time of the run(s) of this mutant, in seconds.
@@ -264,6 +268,10 @@ impl crate::engine::ScriptValue for Proofs {
                     map.insert(
                         "killed_by_frozen".into(),
                         m.killed_by_frozen.map_or(Dynamic::UNIT, Dynamic::from),
+                    );
+                    map.insert(
+                        "checked_by_frozen".into(),
+                        m.checked_by_frozen.map_or(Dynamic::UNIT, Dynamic::from),
                     );
                     let by: rhai::Array = m.killed_by.iter().map(|p| p.clone().into()).collect();
                     map.insert("killed_by".into(), Dynamic::from_array(by));

@@ -196,9 +196,37 @@ def pytest_runtest_logstart(nodeid, location):
     _record({"start": nodeid})
 
 
+try:
+    _hookwrapper = pytest.hookimpl(hookwrapper=True)
+except NameError:  # pragma: no cover (pytest is imported above when it is installed)
+    _hookwrapper = None
+
+
+def _checked(call) -> bool:
+    """Whether a test failed on a check (an assert, pytest.raises or pytest.fail), not by
+    crashing: a crash is what any call of broken code gives, a check is what the test
+    knew about the code."""
+    excinfo = getattr(call, "excinfo", None)
+    if excinfo is None:
+        return False
+    import pytest as _pytest
+
+    return excinfo.errisinstance((AssertionError, _pytest.fail.Exception))
+
+
+if _hookwrapper is not None:
+    @_hookwrapper
+    def pytest_runtest_makereport(item, call):
+        outcome = yield
+        report = outcome.get_result()
+        if report.when == "call" and report.failed:
+            report.freezegate_checked = _checked(call)
+
+
 def pytest_runtest_logreport(report):
     if report.failed or (report.when == "call") or (report.when == "setup" and report.skipped):
         _record({"test": report.nodeid, "when": report.when, "outcome": report.outcome,
+                 "checked": bool(getattr(report, "freezegate_checked", False)),
                  "duration": report.duration})
 
 

@@ -216,7 +216,7 @@ fn prove_one(
     let alone = runner.run("", std::slice::from_ref(&test_id), CLEAN_TIMEOUT, 0, &wrap)?;
     freeze.frozen_clean = match alone.verdicts.get(&test_id) {
         Some(Verdict::Passed) => "passed",
-        Some(Verdict::Failed) => "failed",
+        Some(Verdict::Checked | Verdict::Failed) => "failed",
         Some(Verdict::Error) => {
             return Err(GateError::usage(format!(
                 "prove: {test_id} cannot run alone: its setup failed (a missing fixture?):\n{}",
@@ -341,7 +341,7 @@ fn run_mutants(
     for p in &freeze.properties {
         let outcome = match clean.verdicts.get(p) {
             Some(Verdict::Passed) => "passed",
-            Some(Verdict::Failed) => "failed",
+            Some(Verdict::Checked | Verdict::Failed) => "failed",
             Some(Verdict::Error) => "error",
             _ => "skipped",
         };
@@ -376,8 +376,10 @@ fn run_mutants(
     for (m, run) in made.into_iter().zip(result.runs) {
         let Some(run) = run else { continue };
         let failed = |id: &str| run.verdicts.get(id).is_some_and(|v| v.kills());
+        let checked = run.verdicts.get(&freeze.test_id) == Some(&Verdict::Checked);
         freeze.mutants.push(Mutant {
             killed_by_frozen: frozen_known.then(|| failed(&freeze.test_id)),
+            checked_by_frozen: frozen_known.then_some(checked),
             killed_by: freeze
                 .properties
                 .iter()

@@ -19,7 +19,10 @@ use crate::error::GateError;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
     Passed,
-    /// Failed, or hung past the run's time limit.
+    /// Failed on a check: an assert, `pytest.raises` or `pytest.fail` (what the test
+    /// knew about the code, not a crash any call of it would give).
+    Checked,
+    /// Failed otherwise (an exception), or hung past the run's time limit.
     Failed,
     /// Failed in its setup or teardown (a missing fixture, a fixture that raised).
     Error,
@@ -30,7 +33,7 @@ impl Verdict {
     /// Whether the test failed on a mutant: an error in its fixtures counts (the mutant
     /// broke what the test sets up).
     pub fn kills(self) -> bool {
-        matches!(self, Verdict::Failed | Verdict::Error)
+        matches!(self, Verdict::Checked | Verdict::Failed | Verdict::Error)
     }
 }
 
@@ -148,7 +151,9 @@ impl Runner {
                     .collect();
                 if !mine.is_empty() {
                     reached_any = true;
-                    let verdict = if mine.contains(&Verdict::Failed) {
+                    let verdict = if mine.contains(&Verdict::Checked) {
+                        Verdict::Checked
+                    } else if mine.contains(&Verdict::Failed) {
                         Verdict::Failed
                     } else if mine.contains(&Verdict::Error) {
                         Verdict::Error
@@ -264,6 +269,9 @@ fn read_outcomes(path: &Path) -> (Vec<(String, Verdict)>, Option<String>) {
         };
         let verdict = match outcome {
             "failed" if when != Some("call") => Verdict::Error,
+            "failed" if value.get("checked").and_then(|v| v.as_bool()) == Some(true) => {
+                Verdict::Checked
+            }
             "failed" => Verdict::Failed,
             "skipped" => Verdict::Skipped,
             _ => Verdict::Passed,

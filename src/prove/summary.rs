@@ -66,13 +66,33 @@ fn freeze_summary(out: &mut String, f: &FreezeProof, took: Option<Duration>) {
     let by_deposit = f.mutants.iter().filter(|m| !m.killed_by.is_empty()).count();
     let _ = writeln!(out, "  mutants at stake: {}", f.mutants_total);
     if f.frozen_clean == "passed" {
-        let killed: Vec<_> = f
+        let all: Vec<_> = f
             .mutants
             .iter()
             .filter(|m| m.killed_by_frozen == Some(true))
             .collect();
+        // As FZ210 counts: the kills by a check, unless the frozen test checked none.
+        let checked: Vec<_> = all
+            .iter()
+            .copied()
+            .filter(|m| m.checked_by_frozen != Some(false))
+            .collect();
+        let crashed = all.len() - checked.len();
+        let checked_any = !checked.is_empty();
+        let killed = if checked_any { checked } else { all };
         let caught = killed.iter().filter(|m| !m.killed_by.is_empty()).count();
-        let _ = writeln!(out, "  killed by the frozen test: {}", killed.len());
+        let n = killed.len();
+        let _ = match (crashed, checked_any) {
+            (0, _) => writeln!(out, "  killed by the frozen test: {n}"),
+            (_, true) => writeln!(
+                out,
+                "  killed by the frozen test: {n} by a check (an assert or pytest.raises), {crashed} more it only crashed on (not counted)"
+            ),
+            (_, false) => writeln!(
+                out,
+                "  killed by the frozen test: {n} (each by a crash: it checks none)"
+            ),
+        };
         let share = match killed.len() {
             0 => String::new(),
             n => format!(": {}%", caught * 100 / n),
