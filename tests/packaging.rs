@@ -33,7 +33,8 @@ const BIN: &str = env!("CARGO_BIN_EXE_freezegate");
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 
-/// The README's main-job command on the shipped example, from the repository root.
+/// The fallback flow's check of the shipped example (the five recorded files, as the
+/// demo's README shows it), from the repository root.
 const EXAMPLE_CHECK: [&str; 15] = [
     "check",
     "--config",
@@ -174,9 +175,26 @@ fn wheel_installs_into_a_fresh_venv_and_runs_the_gate() {
         out.status.code(),
         Some(0),
         "{}",
-        describe("the README's gate from the wheel", &out)
+        describe("the fallback check from the wheel", &out)
     );
     let total = installed().install_time + first_check.elapsed();
+
+    // The README's main command, with the wheel's binary.
+    let venv = &installed().venv;
+    let replay = run(
+        "bash examples/pytest-demo/replay.sh",
+        Command::new("bash")
+            .arg(root().join("examples/pytest-demo/replay.sh"))
+            .env("FREEZEGATE", venv_bin(venv, "freezegate"))
+            .env("NO_COLOR", "1"),
+    );
+    assert_eq!(
+        replay.status.code(),
+        Some(0),
+        "{}",
+        describe("the README's main command with the wheel's binary", &replay)
+    );
+    assert!(text(&replay.stdout).contains("freezegate: passed: 0 errors"));
 
     // The same gate, a week later: a real evaluation, not a stub that exits 0.
     let mut late = EXAMPLE_CHECK.to_vec();
@@ -432,7 +450,7 @@ fn a_wheel_built_from_the_sdist_installs_and_runs() {
         format!("freezegate {VERSION}")
     );
     let gate = run(
-        "the README's gate from the sdist's wheel",
+        "the fallback check from the sdist's wheel",
         Command::new(&exe)
             .args(EXAMPLE_CHECK)
             .current_dir(root())

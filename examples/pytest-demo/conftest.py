@@ -5,7 +5,8 @@ same skips, works under pytest-xdist, and writes one run record tied to its comm
 (`gate/run.json`, for `freezegate check --run`). This hook stays for projects that
 cannot install the wheel into their test environment; it does not work under xdist
 (the controller collects nothing, so `gate/skipped.json` stays empty). When the plugin
-is enabled, this hook steps aside.
+is enabled, or turned off for a run (``FREEZEGATE_PLUGIN_OFF=1``: ``freezegate prove``
+runs the frozen test with its freeze lifted), this hook steps aside.
 
 The skip set comes from ``freezegate skips --format json`` (run in this
 directory; binary from ``$FREEZEGATE``, else ``freezegate`` on PATH), or, when
@@ -82,6 +83,8 @@ def _frozen_ids() -> list[str]:
 def pytest_collection_modifyitems(session, config, items):
     if config.option.collectonly or config.pluginmanager.has_plugin("freezegate-session"):
         return
+    if os.environ.get("FREEZEGATE_PLUGIN_OFF"):
+        return  # the ledger's skips lifted on purpose (`freezegate prove`, `check --collect`)
     frozen = set(_frozen_ids())
     skip = pytest.mark.skip(reason=SKIP_REASON)
     applied = set()

@@ -51,16 +51,17 @@ pub fn proven(
                 ),
             )
         })?;
-    let mut survivors: Vec<Survivor> = freeze
-        .mutants
+    // The survivors FZ210 names.
+    let judgement = proof::Judgement::of(&freeze.frozen_clean, &freeze.mutants);
+    let mut survivors: Vec<Survivor> = judgement
+        .survivors
         .into_iter()
-        .filter(|m| m.killed_by.is_empty() && m.killed_by_frozen != Some(false))
         .map(|m| Survivor {
             diff: as_diff(read(&m.file).as_deref(), m.line, &m.mutation),
-            id: Some(m.id),
-            file: m.file,
+            id: Some(m.id.clone()),
+            file: m.file.clone(),
             line: m.line,
-            mutation: m.mutation,
+            mutation: m.mutation.clone(),
             killed_by_frozen: m.killed_by_frozen,
         })
         .collect();

@@ -101,13 +101,11 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &StatsArgs) -> Result<u
                 .and_then(|(proof, test_id)| proof.freezes.get(test_id))
                 .filter(|f| f.frozen_clean == "passed")
                 .map(|f| {
-                    let killed: Vec<_> = f
-                        .mutants
-                        .values()
-                        .filter(|m| m.killed_by_frozen == Some(true))
-                        .collect();
-                    let caught = killed.iter().filter(|m| !m.killed_by.is_empty()).count();
-                    (killed.len(), caught)
+                    // As FZ210 judges: the frozen test's kills by a check, and of those
+                    // the ones the deposit catches by a check (crash-only ones left out).
+                    let j =
+                        crate::inputs::proof::Judgement::of(&f.frozen_clean, f.mutants.values());
+                    (j.caught + j.survivors.len(), j.caught)
                 }),
         })
         .collect();

@@ -7,7 +7,7 @@ pub mod policy;
 pub mod selection;
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -69,6 +69,8 @@ pub struct Evaluation {
     /// Enabled rules that did not run: an input they need was not given, or their
     /// script stopped for one before it reached them.
     pub not_evaluated: Vec<String>,
+    /// For each rule not evaluated, the inputs it waited for that were not given.
+    pub absent: BTreeMap<String, Vec<String>>,
     /// Per script, in pack order (for `--trace`).
     pub timings: Vec<ScriptTiming>,
     /// What scripts said about how they judged (`note(code, message)`), each once.
@@ -468,9 +470,17 @@ impl ScriptEngine {
         {
             if selection.is_enabled(&rule.code) {
                 let needs = rule.needs.as_deref().unwrap_or_default();
-                match needs.iter().all(|input| given(input)) {
+                let absent: Vec<String> = needs
+                    .iter()
+                    .filter(|input| !given(input))
+                    .cloned()
+                    .collect();
+                match absent.is_empty() {
                     true => evaluation.evaluated.push(rule.code.clone()),
-                    false => evaluation.not_evaluated.push(rule.code.clone()),
+                    false => {
+                        evaluation.not_evaluated.push(rule.code.clone());
+                        evaluation.absent.insert(rule.code.clone(), absent);
+                    }
                 }
             }
         }
@@ -512,6 +522,7 @@ impl ScriptEngine {
                 .extend(missing_input_reports(script, &outcome.missing));
             evaluation.evaluated.extend(outcome.evaluated);
             evaluation.not_evaluated.extend(outcome.not_evaluated);
+            evaluation.absent.extend(outcome.absent);
             evaluation.timings.push(ScriptTiming {
                 script: script.name.clone(),
                 ran: run.elapsed.saturating_sub(run.waited),
@@ -594,6 +605,7 @@ impl ScriptEngine {
 struct RuleOutcomes {
     evaluated: Vec<String>,
     not_evaluated: Vec<String>,
+    absent: BTreeMap<String, Vec<String>>,
     missing: Vec<(String, Vec<String>)>,
 }
 
@@ -609,6 +621,7 @@ fn rule_outcomes(
     let mut outcomes = RuleOutcomes {
         evaluated: Vec::new(),
         not_evaluated: Vec::new(),
+        absent: BTreeMap::new(),
         missing: Vec::new(),
     };
     // A script that `require`s an input makes it required for its undeclared rules.
@@ -652,7 +665,11 @@ fn rule_outcomes(
         }
         match absent.is_empty() {
             true => outcomes.evaluated.push(rule.code.clone()),
-            false => outcomes.not_evaluated.push(rule.code.clone()),
+            false => {
+                outcomes.not_evaluated.push(rule.code.clone());
+                let absent = absent.iter().map(|input| input.to_string()).collect();
+                outcomes.absent.insert(rule.code.clone(), absent);
+            }
         }
     }
     outcomes

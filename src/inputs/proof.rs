@@ -90,8 +90,100 @@ pub struct Mutant {
     pub checked_by_frozen: Option<bool>,
     /// The compensating properties that fail on it.
     pub killed_by: Vec<String>,
+    /// Those of them that failed on a check (an assert, `pytest.raises`), not by
+    /// crashing; `None` in an older record (every kill then counts as a check).
+    #[serde(default)]
+    pub checked_by: Option<Vec<String>>,
     /// Wall time of the run(s) of this mutant, in seconds.
     pub duration_s: f64,
+}
+
+impl Mutant {
+    /// A compensating property failed on it by a check.
+    pub fn caught(&self) -> bool {
+        match &self.checked_by {
+            Some(checked) => !checked.is_empty(),
+            None => !self.killed_by.is_empty(),
+        }
+    }
+
+    /// The compensating properties only crashed on it: any call of the broken code
+    /// fails, so killing it says nothing of what they check.
+    pub fn only_crashed_on(&self) -> bool {
+        !self.killed_by.is_empty() && !self.caught()
+    }
+}
+
+/// What a deposit is judged on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Basis {
+    /// The mutants the frozen test kills by a check (its crash-only kills not counted).
+    Checked,
+    /// The mutants the frozen test kills, each only by crashing: it checks none.
+    Crashed,
+    /// Every mutant at stake: the frozen test fails alone on the unmutated code.
+    Stake,
+}
+
+/// How a proof judges one deposit: what FZ210 compares to its threshold, `prove`
+/// prints and `stats` scores. Of the mutants judged, those the properties only crash
+/// on are neither for nor against them (a property asserting nothing crashes on them
+/// too); the share is of the rest: caught by a check, or surviving.
+#[derive(Debug, Clone)]
+pub struct Judgement<'a> {
+    pub basis: Basis,
+    pub judged: usize,
+    /// The frozen test's kills by a crash only, left out (basis `Checked`).
+    pub frozen_crashed: usize,
+    pub caught: usize,
+    pub crashed_on: usize,
+    pub survivors: Vec<&'a Mutant>,
+}
+
+impl<'a> Judgement<'a> {
+    pub fn of(frozen_clean: &str, mutants: impl IntoIterator<Item = &'a Mutant>) -> Judgement<'a> {
+        let mutants: Vec<&Mutant> = mutants.into_iter().collect();
+        let (basis, judged, frozen_crashed): (Basis, Vec<&Mutant>, usize) =
+            if frozen_clean != "passed" {
+                (Basis::Stake, mutants, 0)
+            } else {
+                let killed: Vec<&Mutant> = mutants
+                    .into_iter()
+                    .filter(|m| m.killed_by_frozen == Some(true))
+                    .collect();
+                let checked: Vec<&Mutant> = killed
+                    .iter()
+                    .copied()
+                    .filter(|m| m.checked_by_frozen != Some(false))
+                    .collect();
+                match checked.is_empty() {
+                    true => (Basis::Crashed, killed, 0),
+                    false => (
+                        Basis::Checked,
+                        checked.clone(),
+                        killed.len() - checked.len(),
+                    ),
+                }
+            };
+        Judgement {
+            basis,
+            judged: judged.len(),
+            frozen_crashed,
+            caught: judged.iter().filter(|m| m.caught()).count(),
+            crashed_on: judged.iter().filter(|m| m.only_crashed_on()).count(),
+            survivors: judged
+                .into_iter()
+                .filter(|m| m.killed_by.is_empty())
+                .collect(),
+        }
+    }
+
+    /// Caught by a check of the mutants judged the properties did not only crash on;
+    /// `None` when there is none (nothing tells this deposit from another).
+    pub fn share(&self) -> Option<f64> {
+        let counted = self.caught + self.survivors.len();
+        (counted > 0).then(|| self.caught as f64 / counted as f64)
+    }
 }
 
 /// One record's identity, for FZ404.
@@ -275,9 +367,41 @@ impl crate::engine::ScriptValue for Proofs {
                     );
                     let by: rhai::Array = m.killed_by.iter().map(|p| p.clone().into()).collect();
                     map.insert("killed_by".into(), Dynamic::from_array(by));
+                    map.insert("caught".into(), m.caught().into());
                     Dynamic::from_map(map)
                 })
                 .collect();
+            let judgement = Judgement::of(&f.frozen_clean, f.mutants.values());
+            let mut judged = Map::new();
+            let basis = match judgement.basis {
+                Basis::Checked => "checked",
+                Basis::Crashed => "crashed",
+                Basis::Stake => "stake",
+            };
+            judged.insert("basis".into(), basis.into());
+            judged.insert("judged".into(), (judgement.judged as i64).into());
+            judged.insert(
+                "frozen_crashed".into(),
+                (judgement.frozen_crashed as i64).into(),
+            );
+            judged.insert("caught".into(), (judgement.caught as i64).into());
+            judged.insert("crashed_on".into(), (judgement.crashed_on as i64).into());
+            judged.insert(
+                "share".into(),
+                judgement.share().map_or(Dynamic::UNIT, Dynamic::from),
+            );
+            let survivors: rhai::Array = judgement
+                .survivors
+                .iter()
+                .map(|m| {
+                    let mut map = Map::new();
+                    map.insert("file".into(), m.file.clone().into());
+                    map.insert("line".into(), i64::from(m.line).into());
+                    map.insert("mutation".into(), m.mutation.clone().into());
+                    Dynamic::from_map(map)
+                })
+                .collect();
+            judged.insert("survivors".into(), Dynamic::from_array(survivors));
             let mut map = Map::new();
             map.insert("test_id".into(), f.test_id.clone().into());
             map.insert("file".into(), f.files.join(", ").into());
@@ -290,6 +414,7 @@ impl crate::engine::ScriptValue for Proofs {
                 f.incomplete.clone().map_or(Dynamic::UNIT, Dynamic::from),
             );
             map.insert("mutants".into(), Dynamic::from_array(mutants));
+            map.insert("judgement".into(), Dynamic::from_map(judged));
             freezes.insert(id.as_str().into(), Dynamic::from_map(map));
         }
         let mut map = Map::new();
@@ -302,6 +427,45 @@ impl crate::engine::ScriptValue for Proofs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn mutant(frozen: Option<bool>, killed: bool, checked: Option<bool>) -> Mutant {
+        let by = vec!["tests/test_p.py::test_p".to_string()];
+        Mutant {
+            id: "m".into(),
+            file: "app.py".into(),
+            line: 1,
+            function: "f".into(),
+            mutation: "- a + b".into(),
+            killed_by_frozen: frozen,
+            checked_by_frozen: frozen,
+            killed_by: if killed { by.clone() } else { Vec::new() },
+            checked_by: checked.map(|c| if c && killed { by.clone() } else { Vec::new() }),
+            duration_s: 0.0,
+        }
+    }
+
+    #[test]
+    fn mutants_a_property_only_crashes_on_count_neither_way() {
+        // Kills unknown: 3 crashes, 2 survivors (a property that asserts nothing).
+        let hollow: Vec<Mutant> = (0..5).map(|i| mutant(None, i < 3, Some(false))).collect();
+        let j = Judgement::of("failed", &hollow);
+        assert_eq!(
+            (j.basis, j.judged, j.caught, j.crashed_on),
+            (Basis::Stake, 5, 0, 3)
+        );
+        assert_eq!((j.survivors.len(), j.share()), (2, Some(0.0)));
+        // The same kills by an assert: 5 of 5.
+        let honest: Vec<Mutant> = (0..5).map(|i| mutant(None, i < 5, Some(true))).collect();
+        assert_eq!(Judgement::of("failed", &honest).share(), Some(1.0));
+        // A record without `checked_by` counts every kill, as it always did.
+        let older: Vec<Mutant> = (0..5).map(|i| mutant(None, i < 3, None)).collect();
+        assert_eq!(Judgement::of("failed", &older).share(), Some(0.6));
+        // Every mutant judged is a crash: nothing tells this deposit from another.
+        let crashes: Vec<Mutant> = (0..2)
+            .map(|_| mutant(Some(true), true, Some(false)))
+            .collect();
+        assert_eq!(Judgement::of("passed", &crashes).share(), None);
+    }
 
     fn source(text: &str) -> Source {
         SourceFile::new(

@@ -211,7 +211,16 @@ def _checked(call) -> bool:
         return False
     import pytest as _pytest
 
-    return excinfo.errisinstance((AssertionError, _pytest.fail.Exception))
+    checks = (AssertionError, _pytest.fail.Exception)
+
+    def is_check(error: BaseException) -> bool:
+        # Hypothesis reports a flaky failure as a group of what it saw.
+        group = getattr(error, "exceptions", None)
+        if isinstance(error, BaseException) and isinstance(group, tuple):
+            return any(is_check(e) for e in group)
+        return isinstance(error, checks)
+
+    return is_check(excinfo.value)
 
 
 if _hookwrapper is not None:

@@ -376,18 +376,20 @@ fn run_mutants(
     for (m, run) in made.into_iter().zip(result.runs) {
         let Some(run) = run else { continue };
         let failed = |id: &str| run.verdicts.get(id).is_some_and(|v| v.kills());
-        let checked = run.verdicts.get(&freeze.test_id) == Some(&Verdict::Checked);
+        let checked = |id: &str| run.verdicts.get(id) == Some(&Verdict::Checked);
+        // A property that fails on the unmutated code kills nothing.
+        let killed_by: Vec<String> = freeze
+            .properties
+            .iter()
+            .filter(|p| freeze.properties_clean.get(*p).map(String::as_str) == Some("passed"))
+            .filter(|p| failed(p))
+            .cloned()
+            .collect();
         freeze.mutants.push(Mutant {
             killed_by_frozen: frozen_known.then(|| failed(&freeze.test_id)),
-            checked_by_frozen: frozen_known.then_some(checked),
-            killed_by: freeze
-                .properties
-                .iter()
-                // A property that fails on the unmutated code kills nothing.
-                .filter(|p| freeze.properties_clean.get(*p).map(String::as_str) == Some("passed"))
-                .filter(|p| failed(p))
-                .cloned()
-                .collect(),
+            checked_by_frozen: frozen_known.then(|| checked(&freeze.test_id)),
+            checked_by: Some(killed_by.iter().filter(|p| checked(p)).cloned().collect()),
+            killed_by,
             duration_s: (run.duration.as_secs_f64() * 1000.0).round() / 1000.0,
             id: m.id,
             file: in_repo(pytest_root, &m.file),

@@ -5,7 +5,7 @@
 use std::fmt::Write;
 use std::time::Duration;
 
-use crate::inputs::proof::{FreezeProof, ProofRecord};
+use crate::inputs::proof::{Basis, FreezeProof, Judgement, ProofRecord};
 use crate::words::count;
 
 /// Survivors listed per freeze; the rest are counted.
@@ -63,68 +63,50 @@ fn freeze_summary(out: &mut String, f: &FreezeProof, took: Option<Duration>) {
             );
         }
     }
-    let by_deposit = f.mutants.iter().filter(|m| !m.killed_by.is_empty()).count();
     let _ = writeln!(out, "  mutants at stake: {}", f.mutants_total);
-    if f.frozen_clean == "passed" {
-        let all: Vec<_> = f
-            .mutants
-            .iter()
-            .filter(|m| m.killed_by_frozen == Some(true))
-            .collect();
-        // As FZ210 counts: the kills by a check, unless the frozen test checked none.
-        let checked: Vec<_> = all
-            .iter()
-            .copied()
-            .filter(|m| m.checked_by_frozen != Some(false))
-            .collect();
-        let crashed = all.len() - checked.len();
-        let checked_any = !checked.is_empty();
-        let killed = if checked_any { checked } else { all };
-        let caught = killed.iter().filter(|m| !m.killed_by.is_empty()).count();
-        let n = killed.len();
-        let _ = match (crashed, checked_any) {
-            (0, _) => writeln!(out, "  killed by the frozen test: {n}"),
-            (_, true) => writeln!(
-                out,
-                "  killed by the frozen test: {n} by a check (an assert or pytest.raises), {crashed} more it only crashed on (not counted)"
-            ),
-            (_, false) => writeln!(
-                out,
-                "  killed by the frozen test: {n} (each by a crash: it checks none)"
-            ),
-        };
-        let share = match killed.len() {
-            0 => String::new(),
-            n => format!(": {}%", caught * 100 / n),
-        };
-        let _ = writeln!(
-            out,
-            "  killed by the deposit: {by_deposit} ({caught} of the frozen test's {}{share})",
-            killed.len()
-        );
-        let survivors: Vec<_> = killed.iter().filter(|m| m.killed_by.is_empty()).collect();
-        if !survivors.is_empty() {
-            let _ = writeln!(
-                out,
-                "  survivors (the frozen test kills them, the deposit does not):"
-            );
-            for m in survivors.iter().take(SHOWN) {
-                let _ = writeln!(out, "    {}:{}  {}", m.file, m.line, m.mutation);
-            }
-            if survivors.len() > SHOWN {
-                let _ = writeln!(out, "    ... and {} more", survivors.len() - SHOWN);
-            }
-        }
-    } else {
-        let _ = writeln!(
+    // As FZ210 judges (one judgement for both).
+    let j = Judgement::of(&f.frozen_clean, &f.mutants);
+    let n = j.judged;
+    let _ = match j.basis {
+        Basis::Stake => writeln!(
             out,
             "  killed by the frozen test: unknown (it fails alone on the unmutated code)"
-        );
-        let _ = writeln!(
+        ),
+        Basis::Checked if j.frozen_crashed > 0 => writeln!(
             out,
-            "  killed by the deposit: {by_deposit} of {}",
-            f.mutants.len()
-        );
+            "  killed by the frozen test: {n} by a check (an assert or pytest.raises), {} more it only crashed on (not counted)",
+            j.frozen_crashed
+        ),
+        Basis::Checked => writeln!(out, "  killed by the frozen test: {n}"),
+        Basis::Crashed => writeln!(
+            out,
+            "  killed by the frozen test: {n} (each by a crash: it checks none)"
+        ),
+    };
+    let of = match j.basis {
+        Basis::Stake => format!("{n} at stake"),
+        _ => format!("the frozen test's {n}"),
+    };
+    let share = j.share().map_or(String::new(), |share| {
+        format!(": {}%", (share * 100.0).floor())
+    });
+    let crashed = match j.crashed_on {
+        0 => String::new(),
+        c => format!("; {c} only by a crash (not counted)"),
+    };
+    let _ = writeln!(
+        out,
+        "  caught by the deposit: {} of {of} by a check{crashed}{share}",
+        j.caught
+    );
+    if !j.survivors.is_empty() {
+        let _ = writeln!(out, "  survivors (the deposit does not fail on them):");
+        for m in j.survivors.iter().take(SHOWN) {
+            let _ = writeln!(out, "    {}:{}  {}", m.file, m.line, m.mutation);
+        }
+        if j.survivors.len() > SHOWN {
+            let _ = writeln!(out, "    ... and {} more", j.survivors.len() - SHOWN);
+        }
     }
     if let Some(why) = &f.incomplete {
         let _ = writeln!(out, "  INCOMPLETE: {why}");

@@ -135,6 +135,9 @@ pub fn render_capped(report: &Report, colour: bool, max: usize) -> String {
     for note in &report.notes {
         out.push_str(&format!("note: {}: {}\n", note.code, note.message));
     }
+    for (codes, why) in report.not_evaluated_grouped() {
+        out.push_str(&format!("not evaluated: {}: {why}\n", codes.join(", ")));
+    }
     out.push_str(&summary_line(report));
     out.push('\n');
     out

@@ -77,6 +77,9 @@ pub struct Report {
     /// The ledger's freezes, for summaries.
     #[serde(skip)]
     pub freezes: Vec<FreezeRow>,
+    /// For each rule not evaluated, the inputs it waited for that were not given.
+    #[serde(skip)]
+    pub absent: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 /// A compensating property's sample count, as the JSON report and `--trace` show it.
@@ -205,6 +208,7 @@ impl Report {
             collected: None,
             meta,
             freezes,
+            absent: evaluation.absent.clone(),
         }
     }
 
@@ -217,20 +221,52 @@ impl Report {
             .count()
     }
 
-    /// What a rule that did not run lacked, in the words of its FZ001 (or of its
-    /// `needs`, for optional inputs).
+    /// What a rule that did not run lacked: the inputs it waited for that were not
+    /// given, in the words of FZ001.
     pub fn not_evaluated_why(&self, code: &str) -> String {
-        let needs: Vec<&str> = self
-            .meta
-            .iter()
-            .find(|r| r.code == code)
-            .and_then(|r| r.needs.as_ref())
-            .map(|needs| needs.iter().map(|n| crate::inputs::hint_for(n)).collect())
-            .unwrap_or_default();
-        match needs.is_empty() {
-            true => "its script stopped for a missing input (see FZ001)".to_string(),
-            false => format!("it needs {}", crate::words::join_and(&needs)),
+        match self.absent_hints(code) {
+            None => "its script stopped for a missing input (see FZ001)".to_string(),
+            Some(hints) => format!("it needs {hints}"),
         }
+    }
+
+    /// The inputs a rule not evaluated waited for, as FZ001 names them (`None` when its
+    /// script stopped for an input before it reached the rule).
+    fn absent_hints(&self, code: &str) -> Option<String> {
+        // A run record FZ404 refused was given, and feeds no rule.
+        let refused = self.notes.iter().any(|n| n.code == "FZ404");
+        let absent: Vec<String> = self
+            .absent
+            .get(code)
+            .into_iter()
+            .flatten()
+            .map(|input| {
+                match refused && crate::inputs::load::FROM_RUNS.contains(&input.as_str()) {
+                    true => format!(
+                        "{} (the one given is refused: FZ404)",
+                        crate::inputs::hint_for(input)
+                    ),
+                    false => crate::inputs::hint_for(input).to_string(),
+                }
+            })
+            .collect();
+        (!absent.is_empty()).then(|| crate::words::join_and(&absent))
+    }
+
+    /// The rules not evaluated, grouped by what they lacked: `(codes, what to give)`.
+    pub fn not_evaluated_grouped(&self) -> Vec<(Vec<String>, String)> {
+        let mut groups: Vec<(Vec<String>, String)> = Vec::new();
+        for code in &self.summary.not_evaluated {
+            let why = match self.absent_hints(code) {
+                Some(hints) => format!("give {hints}"),
+                None => "their script stopped for a missing input (see FZ001)".to_string(),
+            };
+            match groups.iter_mut().find(|(_, w)| *w == why) {
+                Some((codes, _)) => codes.push(code.clone()),
+                None => groups.push((vec![code.clone()], why)),
+            }
+        }
+        groups
     }
 
     /// What FZ001 said: the required inputs that were not given, and the rules each kept
