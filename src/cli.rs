@@ -34,8 +34,9 @@ pub enum Command {
     },
     /// Print the skip set derived from the ledger at this commit.
     Skips(SkipsArgs),
-    /// Scaffold freezegate.toml, an empty ledger and a copy of the default pack.
-    Init,
+    /// Scaffold freezegate.toml, an empty ledger, .gitignore entries and pytest's
+    /// `freezegate = true` (with --pack, a copy of the default pack too).
+    Init(InitArgs),
     /// Add, renew or remove a freeze in the ledger (validated, written atomically).
     Freeze(FreezeArgs),
     /// Record the run's skips, xfails, deselections and collection skips that the ledger
@@ -272,6 +273,14 @@ pub enum RulesFormat {
     Json,
     /// The decision table as Markdown (the README's rule table is this output).
     Markdown,
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// Also copy the default pack and its fixture cases to policies/ (to read, or to
+    /// customise: then replace "builtin" by "policies" in config).
+    #[arg(long)]
+    pub pack: bool,
 }
 
 #[derive(Debug, Args)]

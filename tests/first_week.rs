@@ -85,10 +85,68 @@ fn freeze_add_refuses_what_the_ledger_alone_shows_is_wrong_and_writes_nothing() 
     let out = freeze(dir.path(), &args(&typo));
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     common::assert_contains(&text(&out.stdout), &format!("did you mean {PROPERTY}?"));
+    // A frozen test the collection does not have is a misspelt id: refused, with the
+    // nearest collected one.
+    let mut uncollected = add("tests/t.py::test_ww", PROPERTY);
+    uncollected.extend(["--collected".into(), "gate/collected.txt".into()]);
+    let out = freeze(dir.path(), &args(&uncollected));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    let shown = text(&out.stdout);
+    common::assert_contains(&shown, "FZ204");
+    common::assert_contains(&shown, "did you mean tests/t.py::test_w?");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join(LEDGER)).unwrap(),
+        original,
+        "nothing was written"
+    );
     let mut good = add("tests/t.py::test_w", PROPERTY);
     good.extend(["--collected".into(), "gate/collected.txt".into()]);
     let out = freeze(dir.path(), &args(&good));
     assert!(out.status.success(), "{}", text(&out.stdout));
+}
+
+#[test]
+fn freeze_add_refuses_freezing_another_freezes_property() {
+    let dir = common::repo_dir();
+    let original = ledger_with(json!([common::entry()]));
+    write(dir.path(), LEDGER, &original);
+    // The existing freeze's deposit is PROPERTY: freezing it leaves that freeze with a
+    // frozen property (FZ203 on the other entry), so nothing is written.
+    let out = freeze(
+        dir.path(),
+        &args(&add(PROPERTY, "tests/props/test_q.py::test_q")),
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    let shown = text(&out.stdout);
+    common::assert_contains(&shown, "FZ203");
+    common::assert_contains(&shown, &format!("the property {PROPERTY} is frozen itself"));
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join(LEDGER)).unwrap(),
+        original
+    );
+}
+
+#[test]
+fn freeze_add_after_the_last_toml_entry_was_removed_writes_freezes_tables() {
+    let dir = common::repo_dir();
+    write(
+        dir.path(),
+        "freezegate.toml",
+        "ledger = \"gate/freeze_ledger.toml\"\n",
+    );
+    write(
+        dir.path(),
+        "gate/freeze_ledger.toml",
+        "schema = 1\nfreezes = []\n",
+    );
+    for id in ["tests/t.py::test_a", "tests/t.py::test_b"] {
+        let out = freeze(dir.path(), &args(&add(id, PROPERTY)));
+        assert!(out.status.success(), "{}", text(&out.stdout));
+    }
+    let now = std::fs::read_to_string(dir.path().join("gate/freeze_ledger.toml")).unwrap();
+    assert_eq!(now.matches("[[freezes]]").count(), 2, "{now}");
+    assert!(!now.contains("freezes = ["), "{now}");
+    common::assert_contains(&now, "test_id = \"tests/t.py::test_b\"\n");
 }
 
 #[test]
@@ -155,9 +213,20 @@ fn test_runs_right_after_init() {
     let out = freezegate(dir.path()).arg("test").output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     common::assert_contains(&text(&out.stderr), "policies/tests: does not exist");
-    common::assert_contains(&text(&out.stderr), "freezegate init");
+    common::assert_contains(&text(&out.stderr), "freezegate init --pack");
 
+    // A plain init copies no pack (its config uses the builtin one); --pack does.
     let out = freezegate(dir.path()).arg("init").output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        !dir.path().join("policies").exists(),
+        "{}",
+        text(&out.stdout)
+    );
+    let out = freezegate(dir.path())
+        .args(["init", "--pack"])
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
     common::assert_contains(&text(&out.stdout), "fixture files");
     let out = freezegate(dir.path()).arg("test").output().unwrap();
@@ -174,7 +243,22 @@ fn rules_that_did_not_run_are_never_passed() {
     let out = world.run_in(dir.path(), "human");
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
     let shown = text(&out.stderr);
-    common::assert_contains(&shown, "no selected rule was evaluated (FZ207 and FZ208)");
+    common::assert_contains(
+        &shown,
+        "no selected rule was evaluated (FZ207 and FZ208): give --coverage FILE",
+    );
+    assert!(!shown.contains("--junit"), "the run gave results: {shown}");
+
+    // A core rule selected on its own is a check: it runs (here, not evaluated for want
+    // of --trusted-ref, so nothing was checked: exit 2 naming it).
+    let mut world = World::passing();
+    world.extra_args = vec!["--select".into(), "FZ501".into()];
+    let out = world.run_in(dir.path(), "human");
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+    common::assert_contains(
+        &text(&out.stderr),
+        "no selected rule was evaluated (FZ501): give --trusted-ref REF",
+    );
 
     // In every format, a rule without its input is marked, not passed.
     let mut world = World::passing();
@@ -205,9 +289,22 @@ fn rules_that_did_not_run_are_never_passed() {
         "<skipped message=\"not evaluated: it needs --coverage FILE\"",
     );
     let human = text(&world.run_in(dir.path(), "human").stdout);
+    let summary = human.lines().last().unwrap();
+    common::assert_contains(
+        summary,
+        "not evaluated: FZ207, FZ208, FZ209, FZ210, FZ211, FZ212",
+    );
+    // FZ501 was not selected (--select FZ2,FZ3): it is not listed as not evaluated.
+    assert!(!summary.contains("FZ501"), "{summary}");
+    // Each one explained on its own line, saying what to give.
     common::assert_contains(
         &human,
-        "not evaluated: FZ207, FZ208, FZ209, FZ210, FZ211, FZ212, FZ501",
+        "not evaluated: FZ207, FZ208: give --coverage FILE\n",
+    );
+    // The human count is the JSON's.
+    common::assert_contains(
+        summary,
+        &format!("({} rules checked)", json["summary"]["evaluated"]),
     );
     let sarif: Value = serde_json::from_slice(&world.run_in(dir.path(), "sarif").stdout).unwrap();
     let notes = &sarif["runs"][0]["invocations"][0]["toolExecutionNotifications"];

@@ -282,6 +282,55 @@ fn init_enables_the_plugin_in_pytest_9s_native_toml_table() {
 }
 
 #[test]
+fn init_enables_the_plugin_in_setup_cfg_and_tox_ini_and_ignores_every_record() {
+    for (file, config) in [
+        ("setup.cfg", "[metadata]\nname = app\n\n[tool:pytest]\naddopts = -q\n\n[flake8]\nmax-line-length = 99\n"),
+        ("tox.ini", "[tox]\nenvlist = py311\n\n[pytest]\naddopts = -q\n"),
+    ] {
+        let project = Project::new();
+        fs::remove_file(project.root.join("pytest.ini")).unwrap();
+        fs::remove_file(project.root.join(".gitignore")).unwrap();
+        project.write(file, config);
+        let out = hermetic(&mut Command::new(BIN))
+            .arg("init")
+            .current_dir(&project.root)
+            .output()
+            .unwrap();
+        let header = if file == "setup.cfg" { "[tool:pytest]" } else { "[pytest]" };
+        common::assert_contains(
+            &text(&out.stdout),
+            &format!("updated  {file} (freezegate = true in {header})"),
+        );
+        let edited = fs::read_to_string(project.root.join(file)).unwrap();
+        common::assert_contains(&edited, &format!("{header}\nfreezegate = true\naddopts = -q\n"));
+        let out = project.pytest(&["-p", "no:cacheprovider"]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+        assert!(
+            project.root.join("gate/run.json").exists(),
+            "the plugin ran from {file}"
+        );
+        // A second init keeps it, and every record the README names is ignored by git.
+        let again = hermetic(&mut Command::new(BIN))
+            .arg("init")
+            .current_dir(&project.root)
+            .output()
+            .unwrap();
+        common::assert_contains(
+            &text(&again.stdout),
+            &format!("kept     {file} ({header} already sets freezegate)"),
+        );
+        for record in ["gate/run.json", "gate/base-run.json", "gate/run-1.json", "gate/proof.json", "gate/proof-2.json"] {
+            let out = hermetic(&mut Command::new("git"))
+                .args(["check-ignore", "-q", record])
+                .current_dir(&project.root)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{record} is not ignored after init");
+        }
+    }
+}
+
+#[test]
 fn bad_setups_stop_pytest_before_any_test_runs() {
     let project = Project::new();
     // The binary named by $FREEZEGATE is missing.
@@ -695,9 +744,59 @@ fn a_deleted_test_is_fz603_and_warns() {
         &["FZ603"],
         &[],
     );
+    let removed = violation(&report, "FZ603");
+    assert_eq!(removed["test_id"], "tests/test_more.py::test_gone");
     common::assert_contains(
-        violation(&report, "FZ603")["message"].as_str().unwrap(),
-        "tests/test_more.py: 1 test removed (the suite shrank by 1 test)",
+        removed["message"].as_str().unwrap(),
+        "tests/test_more.py::test_gone was removed (the suite shrank by 1 test)",
+    );
+}
+
+#[test]
+fn a_test_renamed_out_of_collection_is_named_at_its_new_def() {
+    let report = judge_patch(
+        |p| {
+            p.write(
+                "tests/test_more.py",
+                "def test_more():\n    assert True\n\n\ndef test_edge():\n    assert True\n\n\ndef test_other_edge():\n    assert True\n",
+            )
+        },
+        |p| {
+            p.write(
+                "tests/test_more.py",
+                "def test_more():\n    assert True\n\n\ndef xtest_edge():\n    assert True\n",
+            )
+        },
+        0,
+        &["FZ603"],
+        &[],
+    );
+    let found: Vec<&Value> = report["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|v| v["code"] == "FZ603")
+        .collect();
+    assert_eq!(found.len(), 2, "one per removed test: {report:#}");
+    let renamed = found
+        .iter()
+        .find(|v| v["test_id"] == "tests/test_more.py::test_edge")
+        .expect("the renamed test is named");
+    common::assert_contains(
+        renamed["message"].as_str().unwrap(),
+        "tests/test_more.py::test_edge was renamed out of collection: def xtest_edge in tests/test_more.py is not collected",
+    );
+    assert_eq!(
+        (renamed["file"].as_str(), renamed["line"].as_u64()),
+        (Some("tests/test_more.py"), Some(5))
+    );
+    let deleted = found
+        .iter()
+        .find(|v| v["test_id"] == "tests/test_more.py::test_other_edge")
+        .expect("the deleted test is named");
+    common::assert_contains(
+        deleted["message"].as_str().unwrap(),
+        "tests/test_more.py::test_other_edge was removed (the suite shrank by 2 tests)",
     );
 }
 
@@ -837,4 +936,81 @@ fn a_repository_with_existing_skips_adopts_with_one_baseline_run() {
     let baseline: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
     assert_eq!(baseline["skips"].as_array().unwrap().len(), 9);
     assert_eq!(baseline["skips"][0]["reviewed_by"], "dana");
+}
+
+/// One diagnostic per cause, as a reviewer reads it: a skip marker on a parametrized
+/// test is one FZ601 at the decorator listing its cases, and a file a conftest's
+/// `collect_ignore` hid is one FZ604 naming the conftest change (JSON keeps every id).
+#[test]
+fn human_output_groups_the_cases_of_one_skip_and_the_tests_of_one_hidden_file() {
+    let project = Project::new();
+    project.write(
+        "tests/test_more.py",
+        "def test_more():\n    assert True\n\n\ndef test_also():\n    assert True\n",
+    );
+    project.commit("more tests");
+    project.record(&["-p", "no:xdist"], "gate/base.json");
+    project.git(&["checkout", "-q", "-b", "patch"]);
+    let app = fs::read_to_string(project.root.join("tests/test_app.py")).unwrap();
+    project.write(
+        "tests/test_app.py",
+        &app.replace(
+            "@pytest.mark.parametrize(\"amount\", [1, 2, 3])\n",
+            "@pytest.mark.skip(reason=\"slow on CI\")\n@pytest.mark.parametrize(\"amount\", [1, 2, 3])\n",
+        ),
+    );
+    project.write("tests/conftest.py", "collect_ignore = [\"test_more.py\"]\n");
+    project.commit("the patch");
+    project.record(&["-p", "no:xdist"], "gate/run.json");
+    let args = [
+        "--run",
+        "gate/run.json",
+        "--base",
+        "main",
+        "--base-run",
+        "gate/base.json",
+    ];
+    let (_, report, stderr) = project.gate(&args);
+    let mut found: Vec<(String, Vec<String>)> = report["violations"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{stderr}"))
+        .iter()
+        .map(|v| {
+            let ids = v["test_ids"].as_array().map_or(Vec::new(), |ids| {
+                ids.iter()
+                    .map(|id| id.as_str().unwrap().to_string())
+                    .collect()
+            });
+            (v["code"].as_str().unwrap().to_string(), ids)
+        })
+        .collect();
+    found.sort();
+    assert_eq!(
+        found,
+        [
+            ("FZ502".to_string(), vec![]),
+            (
+                "FZ601".to_string(),
+                (1..=3)
+                    .map(|n| format!("tests/test_app.py::test_cases[{n}]"))
+                    .collect()
+            ),
+            (
+                "FZ604".to_string(),
+                vec![
+                    "tests/test_more.py::test_more".to_string(),
+                    "tests/test_more.py::test_also".to_string()
+                ]
+            ),
+        ],
+        "{report:#}"
+    );
+    let out = hermetic(&mut Command::new(BIN))
+        .args(["check", "--today", TODAY])
+        .args(args)
+        .current_dir(&project.root)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    insta::assert_snapshot!(text(&out.stdout));
 }

@@ -209,7 +209,7 @@ fn markdown_summary_has_verdict_violations_and_freezes() {
     let out = failing_world().run_in(dir.path(), "markdown");
     let md = text(&out.stdout);
     assert!(
-        md.contains("❌ **Failed**: 3 errors, 1 warning in 1 freeze, 24 rules checked."),
+        md.contains("❌ **Failed**: 3 errors, 1 warning in 1 freeze, 26 rules checked."),
         "{md}"
     );
     assert!(
@@ -259,7 +259,7 @@ fn init_then_check_works_in_a_fresh_repository_and_never_overwrites() {
     let dir = common::repo_dir();
     let sub = dir.path().join("src/pkg");
     std::fs::create_dir_all(&sub).unwrap();
-    let out = freezegate(&sub).arg("init").output().unwrap();
+    let out = freezegate(&sub).args(["init", "--pack"]).output().unwrap();
     assert!(out.status.success());
     for file in [
         "freezegate.toml",

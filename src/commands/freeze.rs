@@ -140,7 +140,19 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &FreezeArgs) -> Result<
                 crate::inputs::run_record::Runs::load(&paths(&args.run))?.map(|runs| runs.collected)
             }
         };
-        let report = validate(&gate, edited, collected, today, &test_id)?;
+        let unedited = Ledger::parse(ledger.source.clone(), ledger.format)?;
+        let before = validate(&gate, unedited, collected.clone(), today, None)?;
+        let mut report = validate(&gate, edited, collected, today, Some(&before))?;
+        // A new freeze of a test the collection does not have freezes nothing: a misspelt
+        // or deleted id (FZ204 is a warning for an old freeze, whose test went away).
+        if matches!(edit, Edit::Add(_)) {
+            for v in &mut report.violations {
+                if v.code == "FZ204" && v.test_id.as_deref() == Some(test_id.as_str()) {
+                    v.severity = crate::engine::policy::Severity::Error;
+                }
+            }
+            recount(&mut report);
+        }
         if report.failed(false) {
             print!("{}", human::render(&report, false));
             eprintln!("freezegate: {} was not changed", ledger.source.name);
@@ -170,13 +182,15 @@ fn not_frozen(ledger: &Ledger, test_id: &str) -> GateError {
 }
 
 /// Runs every rule that needs nothing but the ledger (and the collection, when given)
-/// on the edited ledger, and keeps what concerns the edited test.
+/// on a ledger; with the report `before` the edit, keeps only what the edit brought
+/// (a problem of the edited test, or of another entry the edit made wrong, such as a
+/// freeze whose property the new entry freezes: FZ203).
 fn validate(
     gate: &Gate,
     ledger: Ledger,
     collected: Option<crate::inputs::ids::IdSet>,
     today: Date,
-    test_id: &str,
+    before: Option<&Report>,
 ) -> Result<Report, GateError> {
     let has_collection = collected.is_some();
     let answerable: Vec<String> = gate
@@ -199,16 +213,29 @@ fn validate(
     let mut facts = Facts::of_ledger(ledger, today.0, gate.config.pytest_root_in_repo());
     facts.loaded.collected = collected.into();
     let (_, mut report) = crate::gate::judge(gate, &facts, &selection)?;
-    report.violations.retain(|v| {
-        v.code != crate::engine::policy::INPUT_MISSING && v.test_id.as_deref() == Some(test_id)
-    });
+    report
+        .violations
+        .retain(|v| v.code != crate::engine::policy::INPUT_MISSING);
+    if let Some(before) = before {
+        let same = |a: &crate::report::Violation, b: &crate::report::Violation| {
+            (&a.code, &a.test_id, &a.field, &a.message)
+                == (&b.code, &b.test_id, &b.field, &b.message)
+        };
+        report
+            .violations
+            .retain(|v| !before.violations.iter().any(|b| same(v, b)));
+    }
+    recount(&mut report);
+    Ok(report)
+}
+
+fn recount(report: &mut Report) {
     report.summary.errors = report
         .violations
         .iter()
         .filter(|v| v.severity == crate::engine::policy::Severity::Error)
         .count();
     report.summary.warnings = report.violations.len() - report.summary.errors;
-    Ok(report)
 }
 
 enum Edit {
@@ -282,6 +309,20 @@ fn edit_toml(ledger: &Ledger, edit: &Edit) -> Result<String, GateError> {
             _ => value(new),
         }
     };
+    // `freezes = []` (what removing the last entry leaves) takes the first new entry as
+    // a [[freezes]] table, as a hand-written ledger has them.
+    if matches!(edit, Edit::Add(_))
+        && doc
+            .get("freezes")
+            .and_then(Item::as_array)
+            .is_some_and(|array| array.is_empty())
+    {
+        doc.remove("freezes");
+        doc.insert(
+            "freezes",
+            Item::ArrayOfTables(toml_edit::ArrayOfTables::new()),
+        );
+    }
     let freezes = doc
         .get_mut("freezes")
         .ok_or_else(|| GateError::new(&ledger.source.name, "has no freezes"))?;

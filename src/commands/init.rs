@@ -1,5 +1,6 @@
-//! `freezegate init`: scaffold config, an empty ledger and a copy of the default pack in
-//! the repository root, never overwriting a file.
+//! `freezegate init`: scaffold config, an empty ledger, the `.gitignore` entries of the
+//! records and pytest's `freezegate = true` in the repository root (with `--pack`, a copy
+//! of the default pack), never overwriting a file.
 
 use std::path::Path;
 
@@ -15,8 +16,8 @@ pub const CONFIG_TEMPLATE: &str = r#"# freezegate configuration. Paths are relat
 ledger = "gate/freeze_ledger.json"
 
 # Policy sources: "builtin" (the default pack compiled into freezegate, which a patch
-# cannot edit) and/or directories of *.rhai scripts. policies/ holds a copy of the
-# default pack for reference; to customise it, replace "builtin" by "policies" and run
+# cannot edit) and/or directories of *.rhai scripts. `freezegate init --pack` copies the
+# default pack to policies/; to customise it, replace "builtin" by "policies" and run
 # the gate in CI with --trusted-ref so a patch cannot loosen its own gate.
 policies = ["builtin"]
 
@@ -49,23 +50,25 @@ min_distinct = 8
 
 pub const EMPTY_LEDGER: &str = "{\n  \"schema\": 1,\n  \"freezes\": []\n}\n";
 
-pub fn run(cwd: &Path) -> Result<u8, GateError> {
+pub fn run(cwd: &Path, args: &crate::cli::InitArgs) -> Result<u8, GateError> {
     let root = find_repo_root(cwd);
     let mut files: Vec<(String, &str)> = vec![
         ("freezegate.toml".into(), CONFIG_TEMPLATE),
         ("gate/freeze_ledger.json".into(), EMPTY_LEDGER),
     ];
-    files.extend(
-        BUILTIN
-            .iter()
-            .map(|(name, text)| (format!("policies/{name}"), *text)),
-    );
-    // The pack's fixture cases, so `freezegate test` runs on the copy straight away.
-    files.extend(
-        PACK_TESTS
-            .iter()
-            .map(|(name, text)| (format!("policies/tests/{name}"), *text)),
-    );
+    if args.pack {
+        files.extend(
+            BUILTIN
+                .iter()
+                .map(|(name, text)| (format!("policies/{name}"), *text)),
+        );
+        // The pack's fixture cases, so `freezegate test` runs on the copy straight away.
+        files.extend(
+            PACK_TESTS
+                .iter()
+                .map(|(name, text)| (format!("policies/tests/{name}"), *text)),
+        );
+    }
     let mut kept = 0;
     for (name, text) in files {
         let path = root.join(&name);
@@ -82,32 +85,36 @@ pub fn run(cwd: &Path) -> Result<u8, GateError> {
             }
         }
     }
-    println!(
-        "{} policies/tests/ ({}{})",
-        if kept == PACK_TESTS.len() {
-            "kept    "
-        } else {
-            "created "
-        },
-        crate::words::count_of(PACK_TESTS.len(), "fixture file"),
-        if kept > 0 {
-            format!(", {kept} already there and kept")
-        } else {
-            String::new()
-        },
-    );
+    if args.pack {
+        println!(
+            "{} policies/tests/ ({}{})",
+            if kept == PACK_TESTS.len() {
+                "kept    "
+            } else {
+                "created "
+            },
+            crate::words::count_of(PACK_TESTS.len(), "fixture file"),
+            if kept > 0 {
+                format!(", {kept} already there and kept")
+            } else {
+                String::new()
+            },
+        );
+    }
     ignore_generated(&root)?;
     let plugin = enable_plugin(&root)?;
     println!(
-        "\nNext steps:\n  1. Record a freeze:  freezegate freeze add TEST_ID --owner NAME --reason TEXT --invariant TEXT --property PROPERTY_ID\n  2. On the base branch, keep its run record (CI: on every push, cached by commit):\n       freezegate run -- {plugin} --freezegate-record gate/base-run.json\n  3. Run and gate the patch, against the base's run, with config read from the base:\n       freezegate run --check --base origin/main --base-run gate/base-run.json --trusted-ref origin/main -- {plugin}\n     (`freezegate run` starts pytest, receives its record over a pipe and judges it;\n     examples/ci/freezegate.yml does both in GitHub Actions)"
+        "\nNext steps:\n  1. Run the suite once:  {plugin}\n  2. Adopt the skips it already has (reviewed once, like config; a skip added later\n     fails FZ601):  freezegate baseline --run gate/run.json\n  3. Commit freezegate.toml, gate/freeze_ledger.json, gate/skip_baseline.json and the\n     pytest config: a run record names its commit, so the gate judges a committed tree\n     (`dirty` records warn, FZ405).\n  4. In CI, on the base branch keep its run record (on every push, cached by commit):\n       freezegate run -- {plugin} --freezegate-record gate/base-run.json\n     and on a patch, run and gate it against the base's run, config read from the base:\n       freezegate run --check --base origin/main --base-run gate/base-run.json --trusted-ref origin/main -- {plugin}\n     (examples/ci/freezegate.yml does both in GitHub Actions)\n  To freeze a test: freezegate freeze add TEST_ID --owner NAME --reason TEXT --invariant TEXT --property PROPERTY_ID"
     );
     Ok(EXIT_PASS)
 }
 
-/// The files the plugin and the gate write under `gate/`, kept out of git.
-const GENERATED: &str = "gate/*run*.json";
+/// The records the plugin, `freezegate run` and `prove` write under `gate/` (the run,
+/// its shards, the base's run, the proof and its shards), kept out of git: each names
+/// the commit it is of, so none belongs in one.
+const GENERATED: &[&str] = &["gate/*run*.json", "gate/proof*.json"];
 
-/// Adds the generated files to `.gitignore` (created when missing), once.
+/// Adds the generated files to `.gitignore` (created when missing), once each.
 fn ignore_generated(root: &Path) -> Result<(), GateError> {
     let path = root.join(".gitignore");
     let text = match std::fs::read_to_string(&path) {
@@ -115,74 +122,167 @@ fn ignore_generated(root: &Path) -> Result<(), GateError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
         Err(e) => return Err(GateError::io(".gitignore", e)),
     };
-    if text.lines().any(|line| line.trim() == GENERATED) {
-        println!("kept     .gitignore (already ignores {GENERATED})");
+    let missing: Vec<&str> = GENERATED
+        .iter()
+        .copied()
+        .filter(|pattern| !text.lines().any(|line| line.trim() == *pattern))
+        .collect();
+    if missing.is_empty() {
+        println!(
+            "kept     .gitignore (already ignores {})",
+            GENERATED.join(", ")
+        );
         return Ok(());
     }
     let mut edited = text.clone();
     if !edited.is_empty() && !edited.ends_with('\n') {
         edited.push('\n');
     }
-    edited.push_str(&format!(
-        "# written by freezegate's pytest plugin\n{GENERATED}\n"
-    ));
+    edited.push_str("# records freezegate writes (each names its commit)\n");
+    for pattern in &missing {
+        edited.push_str(pattern);
+        edited.push('\n');
+    }
     rewrite_atomic(&path, &text, &edited)?;
-    println!("updated  .gitignore (ignores {GENERATED})");
+    println!("updated  .gitignore (ignores {})", missing.join(", "));
     Ok(())
 }
 
-/// Turns the pytest plugin on in pytest's own config (`freezegate = true`): in
-/// `[tool.pytest.ini_options]` of pyproject.toml, else `[pytest]` of pytest.ini, when
-/// one is there. Returns the command that runs the tests with the plugin.
+/// Turns the pytest plugin on in pytest's own config (`freezegate = true`), in the file
+/// pytest itself would read, in its order: `pytest.ini` / `.pytest.ini` (`[pytest]`),
+/// `pyproject.toml` (`[tool.pytest.ini_options]`, or pytest 9's `[tool.pytest]`),
+/// `tox.ini` (`[pytest]`), `setup.cfg` (`[tool:pytest]`). Returns the command that runs
+/// the tests with the plugin.
 fn enable_plugin(root: &Path) -> Result<&'static str, GateError> {
-    let pyproject = root.join("pyproject.toml");
-    if let Ok(text) = std::fs::read_to_string(&pyproject) {
-        let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| {
-            GateError::new("pyproject.toml", format!("does not parse: {e}"))
-        })?;
-        // `[tool.pytest.ini_options]`, or pytest 9's native `[tool.pytest]`.
-        let pytest = doc.get_mut("tool").and_then(|tool| tool.get_mut("pytest"));
-        let native = pytest
-            .as_ref()
-            .is_some_and(|pytest| pytest.get("ini_options").is_none());
-        let options = match native {
-            true => pytest.and_then(toml_edit::Item::as_table_like_mut),
-            false => pytest
-                .and_then(|pytest| pytest.get_mut("ini_options"))
-                .and_then(toml_edit::Item::as_table_like_mut),
-        };
-        let section = if native {
-            "[tool.pytest]"
-        } else {
-            "[tool.pytest.ini_options]"
-        };
-        if let Some(options) = options {
-            if options.get("freezegate").is_some() {
-                println!("kept     pyproject.toml ({section} already sets freezegate)");
-            } else {
-                options.insert("freezegate", toml_edit::value(true));
-                rewrite_atomic(&pyproject, &text, &doc.to_string())?;
-                println!("updated  pyproject.toml (freezegate = true in {section})");
-            }
-            return Ok("python -m pytest");
+    const ENABLED: &str = "python -m pytest";
+    for (name, section) in [("pytest.ini", "[pytest]"), (".pytest.ini", "[pytest]")] {
+        // pytest reads a pytest.ini even without a [pytest] section.
+        if let Some(text) = read(root, name)? {
+            enable_in_ini(root, name, &text, section)?;
+            return Ok(ENABLED);
         }
     }
-    let ini = root.join("pytest.ini");
-    if let Ok(text) = std::fs::read_to_string(&ini) {
-        if text.lines().any(|line| line.trim() == "[pytest]") {
-            if text
-                .lines()
-                .any(|line| line.trim_start().starts_with("freezegate"))
-            {
-                println!("kept     pytest.ini (already sets freezegate)");
-            } else {
-                let edited = text.replacen("[pytest]", "[pytest]\nfreezegate = true", 1);
-                rewrite_atomic(&ini, &text, &edited)?;
-                println!("updated  pytest.ini (freezegate = true)");
+    if let Some(text) = read(root, "pyproject.toml")? {
+        if enable_in_pyproject(root, &text)? {
+            return Ok(ENABLED);
+        }
+    }
+    for (name, section) in [("tox.ini", "[pytest]"), ("setup.cfg", "[tool:pytest]")] {
+        if let Some(text) = read(root, name)? {
+            if ini_section(&text, section).is_some() {
+                enable_in_ini(root, name, &text, section)?;
+                return Ok(ENABLED);
             }
-            return Ok("python -m pytest");
         }
     }
     println!("note     no pytest config found: run pytest with --freezegate (or set freezegate = true in its ini options)");
     Ok("python -m pytest --freezegate")
+}
+
+fn read(root: &Path, name: &str) -> Result<Option<String>, GateError> {
+    match std::fs::read_to_string(root.join(name)) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(GateError::io(name, e)),
+    }
+}
+
+/// The byte range of an INI section's body: after its header line, up to the next
+/// header (or the end).
+fn ini_section(text: &str, header: &str) -> Option<std::ops::Range<usize>> {
+    let mut offset = 0;
+    let mut start = None;
+    for line in text.split_inclusive('\n') {
+        let trimmed = line.trim();
+        if start.is_some() && trimmed.starts_with('[') {
+            return start.map(|s| s..offset);
+        }
+        offset += line.len();
+        if trimmed == header {
+            start = Some(offset);
+        }
+    }
+    start.map(|s| s..text.len())
+}
+
+/// `freezegate = true` in an INI file's pytest section (added when the file has none).
+fn enable_in_ini(root: &Path, name: &str, text: &str, header: &str) -> Result<(), GateError> {
+    let edited = match ini_section(text, header) {
+        Some(body) => {
+            let set = text[body.clone()].lines().any(|line| {
+                line.split(['=', ':'])
+                    .next()
+                    .is_some_and(|key| key.trim() == "freezegate")
+            });
+            if set {
+                println!("kept     {name} ({header} already sets freezegate)");
+                return Ok(());
+            }
+            format!(
+                "{}freezegate = true\n{}",
+                &text[..body.start],
+                &text[body.start..]
+            )
+        }
+        None => {
+            let sep = if text.is_empty() || text.ends_with('\n') {
+                ""
+            } else {
+                "\n"
+            };
+            format!("{text}{sep}{header}\nfreezegate = true\n")
+        }
+    };
+    rewrite_atomic(&root.join(name), text, &edited)?;
+    println!("updated  {name} (freezegate = true in {header})");
+    Ok(())
+}
+
+/// `freezegate = true` in pyproject.toml's pytest table; `false` when it has none.
+fn enable_in_pyproject(root: &Path, text: &str) -> Result<bool, GateError> {
+    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| {
+        GateError::new("pyproject.toml", format!("does not parse: {e}"))
+    })?;
+    // `[tool.pytest.ini_options]`, or pytest 9's native `[tool.pytest]`.
+    let pytest = doc.get_mut("tool").and_then(|tool| tool.get_mut("pytest"));
+    let native = pytest
+        .as_ref()
+        .is_some_and(|pytest| pytest.get("ini_options").is_none());
+    let options = match native {
+        true => pytest.and_then(toml_edit::Item::as_table_like_mut),
+        false => pytest
+            .and_then(|pytest| pytest.get_mut("ini_options"))
+            .and_then(toml_edit::Item::as_table_like_mut),
+    };
+    let section = if native {
+        "[tool.pytest]"
+    } else {
+        "[tool.pytest.ini_options]"
+    };
+    let Some(options) = options else {
+        return Ok(false);
+    };
+    if options.get("freezegate").is_some() {
+        println!("kept     pyproject.toml ({section} already sets freezegate)");
+    } else {
+        options.insert("freezegate", toml_edit::value(true));
+        rewrite_atomic(&root.join("pyproject.toml"), text, &doc.to_string())?;
+        println!("updated  pyproject.toml (freezegate = true in {section})");
+    }
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ini_section;
+
+    #[test]
+    fn an_ini_section_ends_at_the_next_header() {
+        let text = "[metadata]\nname = x\n[tool:pytest]\naddopts = -q\n\n[flake8]\nmax = 1\n";
+        let body = ini_section(text, "[tool:pytest]").unwrap();
+        assert_eq!(&text[body], "addopts = -q\n\n");
+        assert_eq!(ini_section(text, "[pytest]"), None);
+        let last = ini_section("[pytest]\nx = 1", "[pytest]").unwrap();
+        assert_eq!(last, 9..14);
+    }
 }

@@ -59,7 +59,7 @@ pub fn run(cli: Cli) -> Result<u8, GateError> {
         Command::Rules(args) => rules::list(&cwd, config_path.as_deref(), &args),
         Command::Explain { code } => rules::explain(&cwd, config_path.as_deref(), &code),
         Command::Skips(args) => skips::run(&cwd, config_path.as_deref(), &args),
-        Command::Init => init::run(&cwd),
+        Command::Init(args) => init::run(&cwd, &args),
         Command::Freeze(args) => freeze::run(&cwd, config_path.as_deref(), &args),
         Command::Test(args) => test::run(&cwd, config_path.as_deref(), &args),
         Command::Stats(args) => stats::run(&cwd, config_path.as_deref(), &args),

@@ -182,7 +182,7 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &TestArgs) -> Result<u8
         let (what, help) = match root.exists() {
             false => (
                 "does not exist",
-                format!("`freezegate init` copies the default pack's cases there; a case is a folder with a {CASE_FILE} and its input files (see docs/policies.md)"),
+                format!("`freezegate init --pack` copies the default pack's cases there; a case is a folder with a {CASE_FILE} and its input files (see docs/policies.md)"),
             ),
             true => (
                 "is not a directory",

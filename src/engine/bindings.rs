@@ -210,7 +210,7 @@ fn runtime_error(message: String) -> Box<EvalAltResult> {
 }
 
 /// Registers every type and helper that does not depend on the run's facts.
-pub fn register(engine: &mut Engine, pytest_root: String) {
+pub fn register(engine: &mut Engine, pytest_root: String, repo_root: std::path::PathBuf) {
     register_freeze(engine);
     engine
         .register_type_with_name::<IdSet>("IdSet")
@@ -523,8 +523,27 @@ pub fn register(engine: &mut Engine, pytest_root: String) {
         .register_fn("file_of", |id: &str| ids::file_of(id).to_string())
         .register_fn("is_node_id", |s: &str| ids::is_node_id(s))
         .register_fn("is_node_id", |_: ()| false)
-        .register_fn("repo_file", move |id: &str| {
-            ids::repo_file(&pytest_root, id)
+        .register_fn("repo_file", {
+            let pytest_root = pytest_root.clone();
+            move |id: &str| ids::repo_file(&pytest_root, id)
+        })
+        // `renamed_out(id)`: the function a test that left the collection was renamed to,
+        // in its file at this commit, as `#{file, line, find, name, test_id}` (a report
+        // target at that `def`), else `()`.
+        .register_fn("renamed_out", move |id: &str| {
+            let file = ids::repo_file(&pytest_root, id);
+            match crate::inputs::renamed::renamed_out(&repo_root, &file, id) {
+                None => Dynamic::UNIT,
+                Some((name, line)) => {
+                    let mut map = Map::new();
+                    map.insert("file".into(), file.into());
+                    map.insert("line".into(), INT::from(line).into());
+                    map.insert("find".into(), name.clone().into());
+                    map.insert("name".into(), name.into());
+                    map.insert("test_id".into(), id.into());
+                    Dynamic::from_map(map)
+                }
+            }
         })
         .register_fn("properties", properties)
         .register_fn("properties", |e: &mut Freeze| {

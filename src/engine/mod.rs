@@ -59,6 +59,9 @@ pub struct RawReport {
     pub script: String,
     pub target: Target,
     pub test_id: Option<String>,
+    /// Every test one report is about (the cases of a parametrized test, the tests one
+    /// cause hid), when it is about more than one; `test_id` is the first.
+    pub test_ids: Vec<String>,
 }
 
 #[derive(Debug, Default)]
@@ -274,7 +277,12 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl ScriptEngine {
-    pub fn new(limits: &Limits, pytest_root: String, resolver: PolicyDirResolver) -> ScriptEngine {
+    pub fn new(
+        limits: &Limits,
+        pytest_root: String,
+        repo_root: std::path::PathBuf,
+        resolver: PolicyDirResolver,
+    ) -> ScriptEngine {
         let modules = resolver.sources.clone();
         let mut engine = Engine::new();
         engine
@@ -329,7 +337,7 @@ impl ScriptEngine {
             Ok(Some(binding(name).unwrap_or(Dynamic::UNIT)))
         });
 
-        bindings::register(&mut engine, pytest_root);
+        bindings::register(&mut engine, pytest_root, repo_root);
         register_report(&mut engine);
         engine.register_fn(
             "require",
@@ -477,6 +485,8 @@ impl ScriptEngine {
                     .collect();
                 match absent.is_empty() {
                     true => evaluation.evaluated.push(rule.code.clone()),
+                    // A core rule `--select` did not name was not asked for.
+                    false if !selection.is_named(&rule.code) => {}
                     false => {
                         evaluation.not_evaluated.push(rule.code.clone());
                         evaluation.absent.insert(rule.code.clone(), absent);
@@ -689,6 +699,7 @@ fn missing_input_reports(script: &Script, missing: &[(String, Vec<String>)]) -> 
             script: policy::CORE_POLICY.into(),
             target: Target::None,
             test_id: None,
+            test_ids: Vec::new(),
         })
         .collect()
 }
@@ -755,6 +766,7 @@ fn register_report(engine: &mut Engine) {
                     .and_then(|i| usize::try_from(i).ok())
             };
             let test_id = |value: Option<Dynamic>| value.and_then(|v| v.into_string().ok());
+            let mut test_ids = Vec::new();
             let (target, test_id) = match about {
                 About::Nothing => (Target::None, None),
                 About::Entry(entry) => {
@@ -783,7 +795,18 @@ fn register_report(engine: &mut Engine) {
                     } else {
                         Target::None
                     };
-                    (target, test_id(map.get("test_id").cloned()))
+                    if let Some(ids) = map
+                        .get("test_ids")
+                        .and_then(|v| v.clone().try_cast::<rhai::Array>())
+                    {
+                        test_ids = ids
+                            .into_iter()
+                            .filter_map(|id| id.into_string().ok())
+                            .collect();
+                    }
+                    let first =
+                        test_id(map.get("test_id").cloned()).or_else(|| test_ids.first().cloned());
+                    (target, first)
                 }
             };
             let script = state.script.clone();
@@ -793,6 +816,7 @@ fn register_report(engine: &mut Engine) {
                 script,
                 target,
                 test_id,
+                test_ids,
             });
             Ok(())
         })

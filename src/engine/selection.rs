@@ -13,6 +13,9 @@ pub struct Selection {
     enabled: HashMap<String, Severity>,
     /// The core's rule codes (policy `builtin:core`): they fire on behalf of the others.
     core: Vec<String>,
+    /// The rules `--select` named (every rule without one): a core rule it did not
+    /// name still runs, but is not listed as not evaluated.
+    named: Vec<String>,
 }
 
 /// Whether `--select`/`--ignore` names the rule: a code, a code prefix, or a category.
@@ -104,11 +107,25 @@ impl Selection {
                 .with_help("see `freezegate rules` for the loaded rule codes"));
             }
         }
+        let named: Vec<String> = pack
+            .rules
+            .iter()
+            .filter(|r| select.is_empty() || select.iter().any(|p| matches(r, p)))
+            .map(|r| r.code.clone())
+            .collect();
         let selection = Selection {
             enabled,
             core: core_codes(pack),
+            named,
         };
-        if selection.count() == 0 {
+        // A core rule named on purpose (`--select FZ501`) is a check of its own.
+        let core_selected = !select.is_empty()
+            && selection.core.iter().any(|c| {
+                selection.is_enabled(c)
+                    && selection.is_named(c)
+                    && c != crate::engine::policy::INPUT_MISSING
+            });
+        if selection.count() == 0 && !core_selected {
             return Err(GateError::usage(
                 "no rule is enabled: a gate that checks nothing never passes (check --select/--ignore and [rules])",
             ));
@@ -125,7 +142,13 @@ impl Selection {
                 .map(|r| (r.code.clone(), r.severity))
                 .collect(),
             core: core_codes(pack),
+            named: pack.rules.iter().map(|r| r.code.clone()).collect(),
         }
+    }
+
+    /// Whether `--select` named the rule (every rule, without `--select`).
+    pub fn is_named(&self, code: &str) -> bool {
+        self.named.iter().any(|c| c == code)
     }
 
     pub fn severity(&self, code: &str) -> Option<Severity> {

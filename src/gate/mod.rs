@@ -106,6 +106,7 @@ pub fn check(
                 script: crate::engine::policy::CORE_POLICY.into(),
                 target: Target::None,
                 test_id: None,
+                test_ids: Vec::new(),
             });
         }
     }
@@ -136,6 +137,7 @@ pub fn check(
                     script: policy::CORE_POLICY.into(),
                     target: Target::None,
                     test_id: None,
+                    test_ids: Vec::new(),
                 });
             }
         }
@@ -146,7 +148,7 @@ pub fn check(
     // An input that failed to load is the error, whatever the rules made of its absence.
     loading.finish()?;
     let (evaluation, report) = judged?;
-    require_evaluated(&report)?;
+    require_evaluated(&report, &selection)?;
     // The reports need only the ledger: the other inputs (a million collected ids) are
     // given back before the reports are rendered beside them.
     let facts = facts.into_ledger_only();
@@ -195,7 +197,12 @@ impl Gate {
             tree: config.tree.clone(),
             sources: Default::default(),
         };
-        let mut engine = ScriptEngine::new(&config.limits, config.pytest_root_in_repo(), resolver);
+        let mut engine = ScriptEngine::new(
+            &config.limits,
+            config.pytest_root_in_repo(),
+            config.repo_root.clone(),
+            resolver,
+        );
         engine.set_owners(crate::inputs::owners::Owners::from_config(&config)?);
         let pack = policy::load(
             engine.engine(),
@@ -261,21 +268,30 @@ fn sample_rows(ledger: &Ledger, samples: &Samples) -> Vec<crate::report::SampleR
 }
 
 /// A run in which no rule of the selection ran checked nothing: exit 2, never a pass.
-fn require_evaluated(report: &Report) -> Result<(), GateError> {
-    let pack_rules = || {
-        report
-            .rules
-            .iter()
-            .filter(|r| r.policy != crate::engine::policy::CORE_POLICY)
+fn require_evaluated(report: &Report, selection: &Selection) -> Result<(), GateError> {
+    // The selected checks: the pack's rules, and a core rule `--select` named (FZ501);
+    // FZ001 and the core rules that only guard the others do not count.
+    let checks = || {
+        report.rules.iter().filter(|r| {
+            r.code != crate::engine::policy::INPUT_MISSING
+                && (r.policy != crate::engine::policy::CORE_POLICY
+                    || selection.is_named(&r.code) && selection.count() == 0)
+        })
     };
-    if pack_rules().any(|r| r.evaluated) {
+    if checks().any(|r| r.evaluated) {
         return Ok(());
     }
-    let codes: Vec<&str> = pack_rules().map(|r| r.code.as_str()).collect();
+    let codes: Vec<&str> = checks().map(|r| r.code.as_str()).collect();
     let missing = report.missing_inputs();
     let why = match missing.is_empty() {
-        true => "their inputs were not given (results with --junit, coverage with --coverage)"
-            .to_string(),
+        true => match report.not_evaluated_grouped().as_slice() {
+            [(_, give)] => give.clone(),
+            groups => groups
+                .iter()
+                .map(|(codes, give)| format!("{}: {give}", codes.join(", ")))
+                .collect::<Vec<_>>()
+                .join("; "),
+        },
         false => missing.join("; "),
     };
     Err(GateError::usage(format!(

@@ -122,13 +122,19 @@ impl Ledger {
                 format!("must be a table, found {}", root.value.kind()),
             ));
         }
+        // Help in the ledger's own syntax.
+        let (schema_line, empty_ledger) = match format {
+            Format::Json => ("`\"schema\": 1`", "`{\"schema\": 1, \"freezes\": []}`"),
+            Format::Yaml => ("`schema: 1`", "`schema: 1` and `freezes: []`"),
+            Format::Toml => ("`schema = 1`", "`schema = 1` and `freezes = []`"),
+        };
         let schema = match root.get("schema") {
             None => {
                 return Err(lacks(
                     &root,
                     "has no `schema`",
-                    "expected `schema: 1` in this document",
-                    "add `\"schema\": 1` at the top of the ledger",
+                    &format!("expected {schema_line} in this document"),
+                    &format!("add {schema_line} at the top of the ledger"),
                 ))
             }
             Some(node) => match node.value {
@@ -160,7 +166,7 @@ impl Ledger {
                     &root,
                     "has no `freezes` list",
                     "expected `freezes` in this document",
-                    "an empty ledger is `{\"schema\": 1, \"freezes\": []}`",
+                    &format!("an empty ledger is {empty_ledger}"),
                 ))
             }
             Some(node) => match &node.value {
@@ -344,6 +350,29 @@ mod tests {
 
     fn parse(text: &str, format: Format) -> Result<Ledger, GateError> {
         Ledger::parse(SourceFile::new("ledger", "ledger", text), format)
+    }
+
+    #[test]
+    fn a_ledger_without_freezes_gets_help_in_its_own_syntax() {
+        for (text, format, help) in [
+            (
+                "{\"schema\": 1}",
+                Format::Json,
+                "`{\"schema\": 1, \"freezes\": []}`",
+            ),
+            ("schema: 1\n", Format::Yaml, "`freezes: []`"),
+            (
+                "schema = 1\n",
+                Format::Toml,
+                "`schema = 1` and `freezes = []`",
+            ),
+        ] {
+            let err = parse(text, format).unwrap_err();
+            let shown = format!("{:?}", miette::Report::new(err));
+            assert!(shown.contains(help), "{format:?}: {shown}");
+        }
+        let err = parse("freezes = []\n", Format::Toml).unwrap_err();
+        assert!(format!("{:?}", miette::Report::new(err)).contains("add `schema = 1`"));
     }
 
     #[test]

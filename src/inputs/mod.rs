@@ -11,6 +11,7 @@ pub mod markers;
 pub mod owners;
 pub mod proof;
 pub mod registry;
+pub mod renamed;
 pub mod run_record;
 pub mod samples;
 pub mod tools;

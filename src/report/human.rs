@@ -41,7 +41,8 @@ impl fmt::Display for ViolationDiagnostic<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let v = self.violation;
         match &v.test_id {
-            Some(id) if !v.message.contains(id.as_str()) => {
+            // A grouped violation's message names its tests itself.
+            Some(id) if v.test_ids.is_empty() && !v.message.contains(id.as_str()) => {
                 write!(f, "{} {}: {} ({id})", v.code, v.name, v.message)?
             }
             _ => write!(f, "{} {}: {}", v.code, v.name, v.message)?,

@@ -26,6 +26,10 @@ pub struct Violation {
     pub message: String,
     pub help: String,
     pub test_id: Option<String>,
+    /// Every test the violation is about, when it is about more than one (grouped cases
+    /// of one parametrized test, or the tests one cause hid); `test_id` is the first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub test_ids: Vec<String>,
     pub field: Option<String>,
     pub file: Option<String>,
     pub line: Option<usize>,
@@ -212,13 +216,10 @@ impl Report {
         }
     }
 
-    /// How many of the pack's rules ran; the core's (FZ001, FZ501) guard them and are
-    /// not counted.
+    /// How many enabled rules ran: the JSON summary's `evaluated`, which the human and
+    /// Markdown summaries say as "N rules checked".
     pub fn checked_rules(&self) -> usize {
-        self.rules
-            .iter()
-            .filter(|r| r.evaluated && r.policy != crate::engine::policy::CORE_POLICY)
-            .count()
+        self.summary.evaluated
     }
 
     /// What a rule that did not run lacked: the inputs it waited for that were not
@@ -421,6 +422,7 @@ fn resolve(
         message: raw.message.clone(),
         help: rule.help.clone(),
         test_id: raw.test_id.clone(),
+        test_ids: raw.test_ids.clone(),
         field,
         file,
         line,

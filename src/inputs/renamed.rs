@@ -1,0 +1,71 @@
+//! A test that left the collection by being renamed: its file, at the commit under
+//! judgement, still defines the function under a name pytest does not collect
+//! (`xtest_total`, `_test_total`, `total`, `disabled_test_total`). FZ603 says so
+//! instead of calling it a deletion.
+
+use std::path::Path;
+
+/// The function the test `node_id` (in repository file `file`) was renamed to, and its
+/// line: a `def` whose name is not collected (does not start with `test`) and is the old
+/// name with a prefix added, or without its `test` prefix.
+pub fn renamed_out(repo_root: &Path, file: &str, node_id: &str) -> Option<(String, u32)> {
+    let old = test_function(node_id)?;
+    let bare = old.strip_prefix("test")?.trim_start_matches('_');
+    let text = std::fs::read_to_string(repo_root.join(file)).ok()?;
+    text.lines().enumerate().find_map(|(i, line)| {
+        let name = defined_name(line)?;
+        let renamed = name != old
+            && !name.starts_with("test")
+            && (name.ends_with(old) || (!bare.is_empty() && name.trim_start_matches('_') == bare));
+        renamed.then(|| (name.to_string(), i as u32 + 1))
+    })
+}
+
+/// The function part of a node id: `t.py::TestA::test_b[1]` is `test_b`.
+fn test_function(node_id: &str) -> Option<&str> {
+    let last = node_id.rsplit("::").next()?;
+    let name = last.split('[').next()?;
+    (!name.is_empty() && node_id.contains("::")).then_some(name)
+}
+
+/// The name a line's `def` or `async def` defines.
+fn defined_name(line: &str) -> Option<&str> {
+    let rest = line.trim_start();
+    let rest = rest.strip_prefix("async ").map_or(rest, str::trim_start);
+    let rest = rest.strip_prefix("def ")?.trim_start();
+    let end = rest.find(|c: char| !(c.is_alphanumeric() || c == '_'))?;
+    (end > 0).then(|| &rest[..end])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::renamed_out;
+
+    #[test]
+    fn a_function_renamed_out_of_collection_is_found_with_its_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = "tests/test_a.py";
+        std::fs::create_dir_all(dir.path().join("tests")).unwrap();
+        std::fs::write(
+            dir.path().join(file),
+            "def test_kept():\n    pass\n\n\nclass TestX:\n    async def xtest_total(self):\n        pass\n\ndef helper_rounding():\n    pass\n\ndef rounding():\n    pass\n",
+        )
+        .unwrap();
+        let found = |id: &str| renamed_out(dir.path(), file, id);
+        assert_eq!(
+            found("tests/test_a.py::TestX::test_total[2]"),
+            Some(("xtest_total".to_string(), 6))
+        );
+        assert_eq!(
+            found("tests/test_a.py::test_rounding"),
+            Some(("rounding".to_string(), 12))
+        );
+        // Still collected, or gone: not a rename.
+        assert_eq!(found("tests/test_a.py::test_kept"), None);
+        assert_eq!(found("tests/test_a.py::test_vanished"), None);
+        assert_eq!(
+            renamed_out(dir.path(), "tests/none.py", "tests/none.py::test_a"),
+            None
+        );
+    }
+}
