@@ -1,6 +1,17 @@
 fn main() -> std::process::ExitCode {
     tune_allocator();
+    quiet_on_closed_pipe();
     freezegate::commands::main()
+}
+
+/// `freezegate rules | head -1` ends like any Unix tool when the reader goes: killed by
+/// SIGPIPE, not a panic in `println!` (Rust ignores SIGPIPE by default).
+fn quiet_on_closed_pipe() {
+    #[cfg(unix)]
+    // SAFETY: restores the default disposition of one signal; no other thread exists yet.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
 }
 
 /// Loader threads page in tens of megabytes while scripts allocate, and glibc grows a

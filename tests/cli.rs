@@ -628,3 +628,28 @@ fn loading_on_threads_reaches_the_same_verdict_as_loading_in_order() {
     assert_eq!(verdicts[0].0, 1);
     assert!(verdicts.iter().all(|v| *v == verdicts[0]), "{verdicts:#?}");
 }
+
+/// A reader that goes away (`freezegate rules | head -1`) ends the process as it ends
+/// any Unix tool, by SIGPIPE: never a panic on the closed pipe.
+#[cfg(unix)]
+#[test]
+fn a_closed_pipe_ends_the_output_quietly() {
+    use std::io::Read;
+    use std::os::unix::process::ExitStatusExt;
+    // More than a pipe holds (64 KiB): the pack's fixture suite, verbose.
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut child = freezegate(repo)
+        .args(["test", "policies/tests", "-v"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 1];
+    let mut stdout = child.stdout.take().unwrap();
+    stdout.read_exact(&mut first).unwrap();
+    drop(stdout);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.signal(), Some(13), "{:?}: {stderr}", out.status);
+}

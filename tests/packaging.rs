@@ -315,6 +315,7 @@ print(json.dumps({"meta": {k: md.get_all(k) for k in set(md.keys())}, "files": f
             &"freezegate/code.py",
             &"freezegate/outcomes.py",
             &"freezegate/pipe.py",
+            &"freezegate/places.py",
             &"freezegate/plugin.py",
             &"freezegate/samples.py",
         ],

@@ -631,8 +631,8 @@ fn pytest_skip_in_a_fixture_is_fz601_and_says_so() {
             p.write("tests/test_new.py", "import pytest\n\n\n@pytest.fixture\ndef service():\n    pytest.skip(\"no service here\")\n\n\ndef test_new(service):\n    assert service\n")
         },
         "tests/test_new.py",
-        9, // pytest reports a fixture's skip at the test that asked for the fixture
-        "is skipped by a fixture it uses (pytest.skip() in the fixture): no service here",
+        6, // the pytest.skip() call in the fixture, not the test pytest reports
+        "is skipped by pytest.skip() in the fixture service: no service here",
     );
 }
 
@@ -1013,4 +1013,97 @@ fn human_output_groups_the_cases_of_one_skip_and_the_tests_of_one_hidden_file() 
         .unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     insta::assert_snapshot!(text(&out.stdout));
+}
+
+/// Every skip points at the line that caused it, worded for what it is, with and without
+/// xdist (the place is found where the test ran and travels on its report).
+#[test]
+fn skips_point_at_the_line_that_set_them() {
+    let project = Project::new();
+    project.write(
+        "tests/test_legacy.py",
+        "import unittest\n\n\nclass TestOff(unittest.TestCase):\n    def test_a(self):\n        pass\n\n    def test_b(self):\n        pass\n\n\nclass TestCalls(unittest.TestCase):\n    def test_call(self):\n        self.assertTrue(True)\n\n    def test_raise(self):\n        self.assertTrue(True)\n",
+    );
+    project.write(
+        "tests/test_store.py",
+        "import pytest\n\n\n@pytest.fixture\ndef db():\n    yield 1\n\n\ndef test_read(db):\n    pass\n\n\ndef test_quarantined():\n    pass\n",
+    );
+    project.write(
+        "tests/test_slow.py",
+        "def test_s1():\n    pass\n\n\ndef test_s2():\n    pass\n",
+    );
+    project.commit("more tests");
+    project.record(&["-p", "no:xdist"], "gate/base.json");
+    project.git(&["checkout", "-q", "-b", "patch"]);
+    let legacy = fs::read_to_string(project.root.join("tests/test_legacy.py")).unwrap();
+    project.write(
+        "tests/test_legacy.py",
+        &legacy
+            .replace(
+                "class TestOff(",
+                "@unittest.skip(\"legacy\")\nclass TestOff(",
+            )
+            .replace(
+                "    def test_call(self):\n        self.assertTrue(True)",
+                "    def test_call(self):\n        x = 1\n        self.skipTest(\"no network\")",
+            )
+            .replace(
+                "    def test_raise(self):\n        self.assertTrue(True)",
+                "    def test_raise(self):\n        raise unittest.SkipTest(\"no db\")",
+            ),
+    );
+    project.write(
+        "tests/test_store.py",
+        "import pytest\n\n\n@pytest.fixture\ndef db():\n    pytest.skip(\"no database\")\n    yield 1\n\n\ndef test_read(db):\n    pass\n\n\ndef test_quarantined():\n    pass\n",
+    );
+    project.write(
+        "tests/test_slow.py",
+        "import pytest\n\npytestmark = pytest.mark.skip(reason=\"slow\")\n\n\ndef test_s1():\n    pass\n\n\ndef test_s2():\n    pass\n",
+    );
+    project.write(
+        "tests/conftest.py",
+        "import pytest\n\n\ndef pytest_collection_modifyitems(items):\n    for item in items:\n        if item.name == \"test_quarantined\":\n            item.add_marker(pytest.mark.skip(reason=\"quarantined\"))\n",
+    );
+    project.write(
+        "pytest.ini",
+        "[pytest]\nfreezegate = true\naddopts = -k \"not test_cases\"\nmarkers =\n    slow: slow tests\n",
+    );
+    project.commit("the patch");
+    for workers in [vec!["-p", "no:xdist"], vec!["-n", "2"]] {
+        project.record(&workers, "gate/run.json");
+        let (_, report, stderr) = project.gate(&[
+            "--run",
+            "gate/run.json",
+            "--base",
+            "main",
+            "--base-run",
+            "gate/base.json",
+        ]);
+        let at = |code: &str, test_id: &str| -> (String, String, u64) {
+            let v = report["violations"]
+                .as_array()
+                .unwrap_or_else(|| panic!("{stderr}"))
+                .iter()
+                .find(|v| v["code"] == code && v["test_id"] == test_id)
+                .unwrap_or_else(|| panic!("{workers:?}: no {code} for {test_id}: {report:#}"));
+            (
+                v["message"].as_str().unwrap().to_string(),
+                v["file"].as_str().unwrap_or_default().to_string(),
+                v["line"].as_u64().unwrap_or_default(),
+            )
+        };
+        for (code, test_id, said, file, line) in [
+            ("FZ601", "tests/test_legacy.py::TestOff::test_a", "are skipped by @unittest.skip on its class: legacy", "tests/test_legacy.py", 4),
+            ("FZ601", "tests/test_legacy.py::TestCalls::test_call", "skips itself (self.skipTest()): no network", "tests/test_legacy.py", 16),
+            ("FZ601", "tests/test_legacy.py::TestCalls::test_raise", "skips itself (raise unittest.SkipTest): no db", "tests/test_legacy.py", 19),
+            ("FZ601", "tests/test_store.py::test_read", "is skipped by pytest.skip() in the fixture db: no database", "tests/test_store.py", 6),
+            ("FZ601", "tests/test_store.py::test_quarantined", "is skipped by a marker that pytest_collection_modifyitems in tests/conftest.py added: quarantined", "tests/conftest.py", 7),
+            ("FZ601", "tests/test_slow.py::test_s1", "are skipped by its module's pytestmark: slow", "tests/test_slow.py", 3),
+            ("FZ602", "tests/test_app.py::test_cases[1]", "were deselected (the run had addopts = -k \"not test_cases\")", "pytest.ini", 3),
+        ] {
+            let (message, at_file, at_line) = at(code, test_id);
+            common::assert_contains(&message, said);
+            assert_eq!((at_file.as_str(), at_line), (file, line), "{workers:?} {test_id}: {message}");
+        }
+    }
 }

@@ -184,15 +184,19 @@ fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Runs the pack's fixture suite against a policy directory; returns the exit code and output.
-fn run_suite(policies: &Path) -> (i32, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_freezegate"))
+/// Runs the pack's fixture suite (the cases whose path has `filter`, when given) against
+/// a policy directory; returns the exit code and output.
+fn run_suite(policies: &Path, filter: Option<&str>) -> (i32, String) {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_freezegate"));
+    command
         .current_dir(repo())
         .env("NO_COLOR", "1")
         .args(["test", "policies/tests", "--policies"])
-        .arg(policies)
-        .output()
-        .unwrap();
+        .arg(policies);
+    if let Some(filter) = filter {
+        command.args(["-k", filter]);
+    }
+    let out = command.output().unwrap();
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
@@ -211,6 +215,19 @@ fn write_pack(dir: &Path, originals: &[(&str, String)], mutated: Option<&Mutatio
     }
 }
 
+/// The folder prefix of the fixture cases of a script's rules.
+fn own_cases(script: &str) -> Option<&'static str> {
+    match script {
+        "shape.rhai" => Some("fz1"),
+        "deposit.rhai" => Some("fz20"),
+        "proof.rhai" => Some("fz21"),
+        "samples.rhai" => Some("fz3"),
+        "inheritance.rhai" => Some("fz4"),
+        "accounting.rhai" => Some("fz6"),
+        _ => None,
+    }
+}
+
 #[test]
 fn the_fixture_suite_catches_every_mutation_of_the_default_pack() {
     let originals: Vec<(&str, String)> = SCRIPTS
@@ -224,7 +241,7 @@ fn the_fixture_suite_catches_every_mutation_of_the_default_pack() {
     // The unmutated copy passes: a failure below is the mutation's doing.
     let base = tempfile::tempdir().unwrap();
     write_pack(base.path(), &originals, None);
-    let (code, output) = run_suite(base.path());
+    let (code, output) = run_suite(base.path(), None);
     assert_eq!(
         code, 0,
         "the pack's own copy must pass its suite:\n{output}"
@@ -265,7 +282,15 @@ fn the_fixture_suite_catches_every_mutation_of_the_default_pack() {
                 let Some(mutation) = all.get(i) else { break };
                 let dir = tempfile::tempdir().unwrap();
                 write_pack(dir.path(), &originals, Some(mutation));
-                let (code, output) = run_suite(dir.path());
+                // The cases of the mutated script's own rules first (most mutants fall
+                // there, in a tenth of the time); a mutant they miss faces the whole suite.
+                let (code, output) = match own_cases(mutation.script) {
+                    Some(filter) => match run_suite(dir.path(), Some(filter)) {
+                        (0, _) => run_suite(dir.path(), None),
+                        failed => failed,
+                    },
+                    None => run_suite(dir.path(), None),
+                };
                 if code == 0 {
                     survivors.lock().unwrap().push(mutation.clone());
                 } else {

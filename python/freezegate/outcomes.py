@@ -56,9 +56,6 @@ def skip_detail(
         source = "mark" if "xfail" in keywords else "imperative"
     elif report.when == "setup" and ("skip" in keywords or "skipif" in keywords):
         source = "mark"
-        # pytest gives a module's `pytestmark` without the `pytestmark` keyword.
-        if "pytestmark" not in keywords:
-            scope = "module"
     elif "__unittest_skip__" in keywords:
         source = "mark"
     else:
@@ -84,6 +81,14 @@ def skip_detail(
         wasxfail = getattr(report, "wasxfail", None)
         if wasxfail:
             detail["reason"] = wasxfail
+    # Where the test ran, the plugin found the line that set it (see places.py).
+    place = getattr(report, "freezegate_place", None)
+    if isinstance(place, dict) and source != "ledger":
+        detail.update(file=place["file"], line=place["line"], scope=place["scope"])
+        if place.get("origin"):
+            detail["origin"] = place["origin"]
+        unittest_call = place["scope"] in ("unittest", "fixture")
+        detail["source"] = "imperative" if unittest_call else "mark"
     return detail
 
 

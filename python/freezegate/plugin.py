@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 import tempfile
 from pathlib import Path
@@ -25,6 +26,7 @@ from . import census
 from .binary import ask_binary
 from .code import code_of, place_of
 from .outcomes import RANK, covered_by, outcome_of, reason, relative_to, skip_detail
+from .places import skip_place
 from .pipe import Pipe
 from .samples import Samples, max_samples
 
@@ -220,6 +222,16 @@ class FreezegatePlugin:
                 "line": line,
             }
 
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: Any):
+        outcome = yield
+        report = outcome.get_result()
+        if report.skipped or hasattr(report, "wasxfail"):
+            place = skip_place(item, call, self.relative)
+            if place is not None:
+                # An attribute of the report travels with it from an xdist worker.
+                report.freezegate_place = place
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if self.is_worker:
             return
@@ -252,23 +264,44 @@ class FreezegatePlugin:
         return None
 
     def _selection(self) -> List[str]:
-        """What asked pytest to deselect, as the command line and ini gave it."""
+        """What asked pytest to deselect, as the command line, the environment and ini
+        gave it (quoted as written: `-k "not slow"` stays one argument)."""
         option = self.config.option
-        addopts = " ".join(self.config.getini("addopts"))
+        addopts = shlex.join(self.config.getini("addopts"))
+        env = os.environ.get("PYTEST_ADDOPTS", "")
+        given = addopts + " " + env
         said: List[str] = []
-        # What addopts gave is said once, as addopts.
-        if getattr(option, "keyword", "") and option.keyword not in addopts:
-            said.append(f"-k {option.keyword!r}")
-        if getattr(option, "markexpr", "") and option.markexpr not in addopts:
-            said.append(f"-m {option.markexpr!r}")
+        # What addopts or PYTEST_ADDOPTS gave is said once, as such.
+        if getattr(option, "keyword", "") and option.keyword not in given:
+            said.append(f"-k {shlex.quote(option.keyword)}")
+        if getattr(option, "markexpr", "") and option.markexpr not in given:
+            said.append(f"-m {shlex.quote(option.markexpr)}")
         for node_id in getattr(option, "deselect", None) or []:
-            if node_id not in addopts:
+            if node_id not in given:
                 said.append(f"--deselect {node_id}")
-        if getattr(option, "lf", False) and "--lf" not in addopts:
+        if getattr(option, "lf", False) and "--lf" not in given:
             said.append("--lf")
         if addopts:
-            said.append(f"addopts = {addopts}")
+            # As the config file writes it, where it can be read.
+            at = self._addopts_at()
+            said.append(at["text"] if at else f"addopts = {addopts}")
+        if env.strip():
+            said.append(f"PYTEST_ADDOPTS = {env.strip()}")
         return said
+
+    def _addopts_at(self) -> Optional[Dict[str, Any]]:
+        """The line of pytest's config file that sets addopts, for FZ602 to point at."""
+        inipath = getattr(self.config, "inipath", None)
+        if inipath is None or not self.config.getini("addopts"):
+            return None
+        try:
+            lines = Path(inipath).read_text(encoding="utf-8").splitlines()
+        except OSError:
+            return None
+        line = next((i + 1 for i, text in enumerate(lines) if text.lstrip().startswith("addopts")), None)
+        if line is None:
+            return None
+        return {"file": self.relative(str(inipath)), "line": line, "text": lines[line - 1].strip()}
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
@@ -338,6 +371,7 @@ class FreezegatePlugin:
             "collection_skips": [self.collection_skips[k] for k in sorted(self.collection_skips)],
             "samples": {k: samples[k] for k in sorted(samples)},
             "selection": self._selection(),
+            "addopts_at": {k: v for k, v in (self._addopts_at() or {}).items() if k != "text"} or None,
             "hooks": census.merge(hooks, *self.worker_census),
         }
         # One line: a record of a monorepo's suite is written and read in a blink.

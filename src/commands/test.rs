@@ -96,6 +96,9 @@ struct Expect {
     severity: Option<String>,
     /// Compared when given: a substring of the message.
     message: Option<String>,
+    /// Compared when given: where the violation points, `FILE:LINE` (the file as the
+    /// repository names it; the report's may be longer, relative to where the suite runs).
+    at: Option<String>,
 }
 
 impl Expect {
@@ -114,6 +117,7 @@ impl Expect {
                 .message
                 .as_deref()
                 .is_none_or(|m| v.message.contains(m))
+            && self.at.as_deref().is_none_or(|at| points_at(v, at))
     }
 
     fn describe(&self) -> String {
@@ -129,8 +133,23 @@ impl Expect {
         if let Some(message) = &self.message {
             text.push_str(&format!(" message~{message:?}"));
         }
+        if let Some(at) = &self.at {
+            text.push_str(&format!(" at={at}"));
+        }
         text
     }
+}
+
+/// Whether a violation points at `FILE:LINE`.
+fn points_at(v: &Violation, at: &str) -> bool {
+    let Some((file, line)) = at.rsplit_once(':') else {
+        return false;
+    };
+    let same_file = v
+        .file
+        .as_deref()
+        .is_some_and(|f| f == file || f.ends_with(&format!("/{file}")));
+    same_file && line.parse::<usize>().ok() == v.line
 }
 
 fn normalize_severity(s: &str) -> &str {

@@ -368,6 +368,7 @@ pub fn register(engine: &mut Engine, pytest_root: String, repo_root: std::path::
                             skip.find.map_or(Dynamic::UNIT, Dynamic::from),
                         );
                         map.insert("scope".into(), text(skip.scope));
+                        map.insert("origin".into(), text(skip.origin));
                         Dynamic::from_map(map)
                     })
                     .collect()
@@ -439,6 +440,21 @@ pub fn register(engine: &mut Engine, pytest_root: String, repo_root: std::path::
                         Dynamic::from_map(map)
                     })
                     .collect()
+            },
+        )
+        .register_get(
+            "addopts_at",
+            |r: &mut crate::inputs::run_record::Runs| -> Dynamic {
+                match &r.addopts_at {
+                    None => Dynamic::UNIT,
+                    Some((file, line)) => {
+                        let mut map = Map::new();
+                        map.insert("file".into(), file.clone().into());
+                        map.insert("line".into(), INT::from(*line).into());
+                        map.insert("find".into(), "addopts".into());
+                        Dynamic::from_map(map)
+                    }
+                }
             },
         )
         .register_get(

@@ -79,8 +79,10 @@ pub struct TestDetail {
     pub source: Option<SkipSource>,
     pub file: Option<String>,
     pub line: Option<u32>,
-    /// `module` for a marker set by a module's `pytestmark`.
+    /// Where the marker or call is beyond the test itself (see [`RunSkip::scope`]).
     pub scope: Option<String>,
+    /// What set it there: the fixture's name, the hook's, `unittest`, `self.skipTest()`.
+    pub origin: Option<String>,
 }
 
 /// A module skipped at collection (`pytest.importorskip`, `skip(allow_module_level)`).
@@ -155,6 +157,9 @@ pub struct Runs {
     pub collection_skips: Vec<CollectionSkip>,
     /// What asked pytest to deselect (`-k`, `-m`, `--deselect`, `addopts`), per record.
     pub selection: Vec<String>,
+    /// The line of pytest's config file that sets `addopts` (file relative to pytest's
+    /// rootdir), when a record gave it.
+    pub addopts_at: Option<(String, u32)>,
     /// The hook census of every record (each implementation once), sorted.
     pub hooks: Vec<HookImpl>,
 }
@@ -173,8 +178,12 @@ pub struct RunSkip {
     /// a module's `pytestmark`).
     pub find: Option<&'static str>,
     /// Where a marker or call is beyond the test itself: `module` (a `pytestmark`),
-    /// `fixture` (`pytest.skip()` in a fixture's setup).
+    /// `class` (a marker or `@unittest.skip` on its class), `method` (`@unittest.skip`
+    /// on the method), `fixture` (`pytest.skip()` in a fixture), `hook` (a marker a
+    /// conftest hook added), `unittest` (`self.skipTest()`, `raise unittest.SkipTest`).
     pub scope: Option<String>,
+    /// What set it: the fixture's or hook's name, `unittest`, `self.skipTest()`.
+    pub origin: Option<String>,
 }
 
 impl Runs {
@@ -190,7 +199,10 @@ impl Runs {
                     Outcome::Xfailed | Outcome::Xpassed => "xfail",
                     _ => return None,
                 };
+                // The plugin names the exact line of a fixture's, a hook's or unittest's
+                // call; a marker is found from the reported line up.
                 let find = match (d.source, d.scope.as_deref(), kind) {
+                    (_, Some("fixture" | "hook" | "unittest"), _) => None,
                     (Some(SkipSource::Mark), Some("module"), _) => Some("pytestmark"),
                     (Some(SkipSource::Mark), _, "xfail") => Some("xfail"),
                     (Some(SkipSource::Mark), _, _) => Some("skip"),
@@ -205,6 +217,7 @@ impl Runs {
                     line: d.line,
                     find,
                     scope: d.scope.clone(),
+                    origin: d.origin.clone(),
                 })
             })
             .collect();
@@ -217,6 +230,7 @@ impl Runs {
             line: c.line,
             find: None,
             scope: None,
+            origin: None,
         }));
         skips
     }
@@ -265,6 +279,7 @@ struct Merge {
     details: BTreeMap<String, TestDetail>,
     collection_skips: Vec<CollectionSkip>,
     selection: Vec<String>,
+    addopts_at: Option<(String, u32)>,
     hooks: std::collections::BTreeSet<HookImpl>,
     /// Where the next `tests` row is expected in `collected`.
     next_row: usize,
@@ -411,6 +426,7 @@ impl Merge {
                     file: raw.file.map(Cow::into_owned),
                     line: raw.line,
                     scope: raw.scope,
+                    origin: raw.origin,
                 },
             );
         }
@@ -477,6 +493,17 @@ impl<'de> DeserializeSeed<'de> for Field<'_, '_> {
                     if !merge.selection.contains(&item) {
                         merge.selection.push(item);
                     }
+                }
+            }
+            "addopts_at" => {
+                #[derive(Deserialize)]
+                struct At {
+                    file: String,
+                    line: u32,
+                }
+                let at: Option<At> = Deserialize::deserialize(de)?;
+                if let Some(at) = at {
+                    merge.addopts_at.get_or_insert((at.file, at.line));
                 }
             }
             "hooks" => {
@@ -602,6 +629,8 @@ struct RawDetail<'a> {
     digest: Option<Cow<'a, str>>,
     #[serde(default)]
     scope: Option<String>,
+    #[serde(default)]
+    origin: Option<String>,
 }
 
 /// A code digest as the plugin writes it: hex, the first 64 bits of a sha256.
@@ -696,6 +725,7 @@ impl Runs {
             digests: std::sync::Arc::new(merge.digests),
             collection_skips: merge.collection_skips,
             selection: merge.selection,
+            addopts_at: merge.addopts_at,
             hooks: merge.hooks.into_iter().collect(),
         }
     }
