@@ -943,33 +943,25 @@ fn a_repository_with_existing_skips_adopts_with_one_baseline_run() {
 /// `collect_ignore` hid is one FZ604 naming the conftest change (JSON keeps every id).
 #[test]
 fn human_output_groups_the_cases_of_one_skip_and_the_tests_of_one_hidden_file() {
-    let project = Project::new();
-    project.write(
-        "tests/test_more.py",
-        "def test_more():\n    assert True\n\n\ndef test_also():\n    assert True\n",
+    let project = patched(
+        |p| {
+            p.write(
+                "tests/test_more.py",
+                "def test_more():\n    assert True\n\n\ndef test_also():\n    assert True\n",
+            )
+        },
+        |p| {
+            edit(
+                p,
+                "tests/test_app.py",
+                "@pytest.mark.parametrize(\"amount\", [1, 2, 3])\n",
+                "@pytest.mark.skip(reason=\"slow on CI\")\n@pytest.mark.parametrize(\"amount\", [1, 2, 3])\n",
+            );
+            p.write("tests/conftest.py", "collect_ignore = [\"test_more.py\"]\n");
+        },
     );
-    project.commit("more tests");
-    project.record(&["-p", "no:xdist"], "gate/base.json");
-    project.git(&["checkout", "-q", "-b", "patch"]);
-    let app = fs::read_to_string(project.root.join("tests/test_app.py")).unwrap();
-    project.write(
-        "tests/test_app.py",
-        &app.replace(
-            "@pytest.mark.parametrize(\"amount\", [1, 2, 3])\n",
-            "@pytest.mark.skip(reason=\"slow on CI\")\n@pytest.mark.parametrize(\"amount\", [1, 2, 3])\n",
-        ),
-    );
-    project.write("tests/conftest.py", "collect_ignore = [\"test_more.py\"]\n");
-    project.commit("the patch");
     project.record(&["-p", "no:xdist"], "gate/run.json");
-    let args = [
-        "--run",
-        "gate/run.json",
-        "--base",
-        "main",
-        "--base-run",
-        "gate/base.json",
-    ];
+    let args = JUDGED;
     let (_, report, stderr) = project.gate(&args);
     let mut found: Vec<(String, Vec<String>)> = report["violations"]
         .as_array()
@@ -1019,66 +1011,44 @@ fn human_output_groups_the_cases_of_one_skip_and_the_tests_of_one_hidden_file() 
 /// xdist (the place is found where the test ran and travels on its report).
 #[test]
 fn skips_point_at_the_line_that_set_them() {
-    let project = Project::new();
-    project.write(
-        "tests/test_legacy.py",
-        "import unittest\n\n\nclass TestOff(unittest.TestCase):\n    def test_a(self):\n        pass\n\n    def test_b(self):\n        pass\n\n\nclass TestCalls(unittest.TestCase):\n    def test_call(self):\n        self.assertTrue(True)\n\n    def test_raise(self):\n        self.assertTrue(True)\n",
-    );
-    project.write(
-        "tests/test_store.py",
-        "import pytest\n\n\n@pytest.fixture\ndef db():\n    yield 1\n\n\ndef test_read(db):\n    pass\n\n\ndef test_quarantined():\n    pass\n",
-    );
-    project.write(
-        "tests/test_slow.py",
-        "def test_s1():\n    pass\n\n\ndef test_s2():\n    pass\n",
-    );
-    project.commit("more tests");
-    project.record(&["-p", "no:xdist"], "gate/base.json");
-    project.git(&["checkout", "-q", "-b", "patch"]);
-    let legacy = fs::read_to_string(project.root.join("tests/test_legacy.py")).unwrap();
-    project.write(
-        "tests/test_legacy.py",
-        &legacy
-            .replace(
+    let project = patched(
+        |p| {
+            p.write("tests/test_legacy.py", "import unittest\n\n\nclass TestOff(unittest.TestCase):\n    def test_a(self):\n        pass\n\n    def test_b(self):\n        pass\n\n\nclass TestCalls(unittest.TestCase):\n    def test_call(self):\n        self.assertTrue(True)\n\n    def test_raise(self):\n        self.assertTrue(True)\n");
+            p.write("tests/test_store.py", "import pytest\n\n\n@pytest.fixture\ndef db():\n    yield 1\n\n\ndef test_read(db):\n    pass\n\n\ndef test_quarantined():\n    pass\n");
+            p.write(
+                "tests/test_slow.py",
+                "def test_s1():\n    pass\n\n\ndef test_s2():\n    pass\n",
+            );
+        },
+        |p| {
+            let legacy = "tests/test_legacy.py";
+            edit(
+                p,
+                legacy,
                 "class TestOff(",
                 "@unittest.skip(\"legacy\")\nclass TestOff(",
-            )
-            .replace(
+            );
+            edit(
+                p,
+                legacy,
                 "    def test_call(self):\n        self.assertTrue(True)",
                 "    def test_call(self):\n        x = 1\n        self.skipTest(\"no network\")",
-            )
-            .replace(
+            );
+            edit(
+                p,
+                legacy,
                 "    def test_raise(self):\n        self.assertTrue(True)",
                 "    def test_raise(self):\n        raise unittest.SkipTest(\"no db\")",
-            ),
+            );
+            p.write("tests/test_store.py", "import pytest\n\n\n@pytest.fixture\ndef db():\n    pytest.skip(\"no database\")\n    yield 1\n\n\ndef test_read(db):\n    pass\n\n\ndef test_quarantined():\n    pass\n");
+            p.write("tests/test_slow.py", "import pytest\n\npytestmark = pytest.mark.skip(reason=\"slow\")\n\n\ndef test_s1():\n    pass\n\n\ndef test_s2():\n    pass\n");
+            p.write("tests/conftest.py", "import pytest\n\n\ndef pytest_collection_modifyitems(items):\n    for item in items:\n        if item.name == \"test_quarantined\":\n            item.add_marker(pytest.mark.skip(reason=\"quarantined\"))\n");
+            p.write("pytest.ini", "[pytest]\nfreezegate = true\naddopts = -k \"not test_cases\"\nmarkers =\n    slow: slow tests\n");
+        },
     );
-    project.write(
-        "tests/test_store.py",
-        "import pytest\n\n\n@pytest.fixture\ndef db():\n    pytest.skip(\"no database\")\n    yield 1\n\n\ndef test_read(db):\n    pass\n\n\ndef test_quarantined():\n    pass\n",
-    );
-    project.write(
-        "tests/test_slow.py",
-        "import pytest\n\npytestmark = pytest.mark.skip(reason=\"slow\")\n\n\ndef test_s1():\n    pass\n\n\ndef test_s2():\n    pass\n",
-    );
-    project.write(
-        "tests/conftest.py",
-        "import pytest\n\n\ndef pytest_collection_modifyitems(items):\n    for item in items:\n        if item.name == \"test_quarantined\":\n            item.add_marker(pytest.mark.skip(reason=\"quarantined\"))\n",
-    );
-    project.write(
-        "pytest.ini",
-        "[pytest]\nfreezegate = true\naddopts = -k \"not test_cases\"\nmarkers =\n    slow: slow tests\n",
-    );
-    project.commit("the patch");
     for workers in [vec!["-p", "no:xdist"], vec!["-n", "2"]] {
         project.record(&workers, "gate/run.json");
-        let (_, report, stderr) = project.gate(&[
-            "--run",
-            "gate/run.json",
-            "--base",
-            "main",
-            "--base-run",
-            "gate/base.json",
-        ]);
+        let (_, report, stderr) = project.gate(&JUDGED);
         let at = |code: &str, test_id: &str| -> (String, String, u64) {
             let v = report["violations"]
                 .as_array()

@@ -87,8 +87,8 @@ def skip_detail(
         detail.update(file=place["file"], line=place["line"], scope=place["scope"])
         if place.get("origin"):
             detail["origin"] = place["origin"]
-        unittest_call = place["scope"] in ("unittest", "fixture")
-        detail["source"] = "imperative" if unittest_call else "mark"
+        called = place["scope"] in ("unittest", "fixture")  # a call, not a marker
+        detail["source"] = "imperative" if called else "mark"
     return detail
 
 

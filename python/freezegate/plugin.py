@@ -263,9 +263,10 @@ class FreezegatePlugin:
             return f"pytest exited with status {exitstatus} (interrupted, or an internal or usage error)"
         return None
 
-    def _selection(self) -> List[str]:
+    def _selection(self, addopts_at: Optional[Dict[str, Any]]) -> List[str]:
         """What asked pytest to deselect, as the command line, the environment and ini
-        gave it (quoted as written: `-k "not slow"` stays one argument)."""
+        gave it (addopts as its line in the config file writes it: `-k "not slow"` keeps
+        its quotes)."""
         option = self.config.option
         addopts = shlex.join(self.config.getini("addopts"))
         env = os.environ.get("PYTEST_ADDOPTS", "")
@@ -282,9 +283,7 @@ class FreezegatePlugin:
         if getattr(option, "lf", False) and "--lf" not in given:
             said.append("--lf")
         if addopts:
-            # As the config file writes it, where it can be read.
-            at = self._addopts_at()
-            said.append(at["text"] if at else f"addopts = {addopts}")
+            said.append(addopts_at["text"] if addopts_at else f"addopts = {addopts}")
         if env.strip():
             said.append(f"PYTEST_ADDOPTS = {env.strip()}")
         return said
@@ -353,6 +352,7 @@ class FreezegatePlugin:
             if place is not None and _outside(entry.get("file")):
                 entry["file"], entry["line"] = place
             tests[node_id] = entry
+        addopts_at = self._addopts_at()
         record = {
             "version": RECORD_VERSION,
             "kind": RECORD_KIND,
@@ -370,8 +370,8 @@ class FreezegatePlugin:
             "tests": tests,
             "collection_skips": [self.collection_skips[k] for k in sorted(self.collection_skips)],
             "samples": {k: samples[k] for k in sorted(samples)},
-            "selection": self._selection(),
-            "addopts_at": {k: v for k, v in (self._addopts_at() or {}).items() if k != "text"} or None,
+            "selection": self._selection(addopts_at),
+            "addopts_at": {k: v for k, v in addopts_at.items() if k != "text"} if addopts_at else None,
             "hooks": census.merge(hooks, *self.worker_census),
         }
         # One line: a record of a monorepo's suite is written and read in a blink.

@@ -326,6 +326,28 @@ pub fn parse(source: &Source) -> Result<ProofRecord, GateError> {
     serde_json::from_str(&source.text).map_err(not_json)
 }
 
+/// A mutant as scripts see it: `#{id, file, line, mutation, killed_by_frozen,
+/// checked_by_frozen, killed_by, caught}`.
+fn mutant_value(m: &Mutant) -> Dynamic {
+    let mut map = Map::new();
+    map.insert("id".into(), m.id.clone().into());
+    map.insert("file".into(), m.file.clone().into());
+    map.insert("line".into(), i64::from(m.line).into());
+    map.insert("mutation".into(), m.mutation.clone().into());
+    map.insert(
+        "killed_by_frozen".into(),
+        m.killed_by_frozen.map_or(Dynamic::UNIT, Dynamic::from),
+    );
+    map.insert(
+        "checked_by_frozen".into(),
+        m.checked_by_frozen.map_or(Dynamic::UNIT, Dynamic::from),
+    );
+    let by: rhai::Array = m.killed_by.iter().map(|p| p.clone().into()).collect();
+    map.insert("killed_by".into(), Dynamic::from_array(by));
+    map.insert("caught".into(), m.caught().into());
+    Dynamic::from_map(map)
+}
+
 /// `proof` as scripts see it: `records` (each `file`, `commit`, `dirty`,
 /// `ledger_sha256`, `engine`) and `freezes`, keyed by the frozen test's id.
 impl crate::engine::ScriptValue for Proofs {
@@ -348,29 +370,7 @@ impl crate::engine::ScriptValue for Proofs {
             .collect();
         let mut freezes = Map::new();
         for (id, f) in &self.freezes {
-            let mutants: rhai::Array = f
-                .mutants
-                .values()
-                .map(|m| {
-                    let mut map = Map::new();
-                    map.insert("id".into(), m.id.clone().into());
-                    map.insert("file".into(), m.file.clone().into());
-                    map.insert("line".into(), i64::from(m.line).into());
-                    map.insert("mutation".into(), m.mutation.clone().into());
-                    map.insert(
-                        "killed_by_frozen".into(),
-                        m.killed_by_frozen.map_or(Dynamic::UNIT, Dynamic::from),
-                    );
-                    map.insert(
-                        "checked_by_frozen".into(),
-                        m.checked_by_frozen.map_or(Dynamic::UNIT, Dynamic::from),
-                    );
-                    let by: rhai::Array = m.killed_by.iter().map(|p| p.clone().into()).collect();
-                    map.insert("killed_by".into(), Dynamic::from_array(by));
-                    map.insert("caught".into(), m.caught().into());
-                    Dynamic::from_map(map)
-                })
-                .collect();
+            let mutants: rhai::Array = f.mutants.values().map(mutant_value).collect();
             let judgement = Judgement::of(&f.frozen_clean, f.mutants.values());
             let mut judged = Map::new();
             let basis = match judgement.basis {
@@ -393,13 +393,8 @@ impl crate::engine::ScriptValue for Proofs {
             let survivors: rhai::Array = judgement
                 .survivors
                 .iter()
-                .map(|m| {
-                    let mut map = Map::new();
-                    map.insert("file".into(), m.file.clone().into());
-                    map.insert("line".into(), i64::from(m.line).into());
-                    map.insert("mutation".into(), m.mutation.clone().into());
-                    Dynamic::from_map(map)
-                })
+                .copied()
+                .map(mutant_value)
                 .collect();
             judged.insert("survivors".into(), Dynamic::from_array(survivors));
             let mut map = Map::new();

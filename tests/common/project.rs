@@ -204,6 +204,30 @@ pub fn codes(report: &Value) -> Vec<String> {
     codes
 }
 
+/// How the gate judges a patch's record: `gate/run.json` against `main` and its run.
+pub const JUDGED: [&str; 6] = [
+    "--run",
+    "gate/run.json",
+    "--base",
+    "main",
+    "--base-run",
+    "gate/base.json",
+];
+
+/// The project with `before` committed on `main` and run with the plugin (its record
+/// is `gate/base.json`), then `patch` committed on a branch (not yet run).
+pub fn patched(before: impl Fn(&Project), patch: impl Fn(&Project)) -> Project {
+    let project = Project::new();
+    before(&project);
+    project.git(&["add", "-A"]);
+    project.git(&["commit", "-q", "--allow-empty", "-m", "the base"]);
+    project.record(&["-p", "no:xdist"], "gate/base.json");
+    project.git(&["checkout", "-q", "-b", "patch"]);
+    patch(&project);
+    project.commit("the patch");
+    project
+}
+
 /// A patch on a branch: `main` runs first (its record is the base's collection), then
 /// the patch is committed and run with the plugin, without and with xdist; the gate
 /// judges each record against `main`. Returns the JSON report of the xdist run.
@@ -215,25 +239,11 @@ pub fn judge_patch(
     expected: &[&str],
     extra: &[&str],
 ) -> Value {
-    let project = Project::new();
-    before(&project);
-    project.git(&["add", "-A"]);
-    project.git(&["commit", "-q", "--allow-empty", "-m", "the base"]);
-    project.record(&["-p", "no:xdist"], "gate/base.json");
-    project.git(&["checkout", "-q", "-b", "patch"]);
-    patch(&project);
-    project.commit("the patch");
+    let project = patched(before, patch);
     let mut last = Value::Null;
     for workers in [vec!["-p", "no:xdist"], vec!["-n", "2"]] {
         project.record(&workers, "gate/run.json");
-        let mut args = vec![
-            "--run",
-            "gate/run.json",
-            "--base",
-            "main",
-            "--base-run",
-            "gate/base.json",
-        ];
+        let mut args = JUDGED.to_vec();
         args.extend(extra);
         let (code, report, stderr) = project.gate(&args);
         let mut found = codes(&report);
