@@ -72,6 +72,7 @@ pub struct Gathering {
     loaded: Loaded,
     today: jiff::civil::Date,
     loading: Loading,
+    commit: tools::HeadCommit,
 }
 
 /// Starts loading every input but the ledger, so that they load while the pack compiles
@@ -79,12 +80,19 @@ pub struct Gathering {
 /// an input still loading waits for it. [`Loading::finish`] reports the first input error.
 pub fn start_loading(cwd: &Path, config: &Config, args: &FactArgs) -> Result<Gathering, GateError> {
     let today = Date::today_or(args.today.as_deref())?.0;
-    let cx = Context { cwd, config, args };
+    let commit = tools::commit_under_judgement(args.commit.clone(), &config.repo_root);
+    let cx = Context {
+        cwd,
+        config,
+        args,
+        commit: commit.clone(),
+    };
     let (loaded, loading) = Loaded::start(&cx);
     Ok(Gathering {
         loaded,
         today,
         loading,
+        commit,
     })
 }
 
@@ -128,7 +136,7 @@ impl Gathering {
             ledger,
             loaded: self.loaded,
             baseline: load_baseline(config)?,
-            commit: tools::commit_under_judgement(args.commit.clone(), repo_root),
+            commit: self.commit.get(),
             today: self.today,
             target_branch,
             trusted_ref: None,

@@ -24,6 +24,8 @@ pub struct Context<'a> {
     pub cwd: &'a Path,
     pub config: &'a Config,
     pub args: &'a FactArgs,
+    /// The commit under judgement, which git is asked for as loading starts.
+    pub commit: tools::HeadCommit,
 }
 
 impl Context<'_> {
@@ -83,13 +85,13 @@ pub fn runs(cx: &Context, _: &Loaded) -> Option<Load<Runs>> {
         &cx.config.ledger,
         &cx.config.repo_root,
     );
-    let (commit, repo_root) = (cx.args.commit.clone(), cx.config.repo_root.clone());
+    let commit = cx.commit.clone();
     (supervised.is_some() || !paths.is_empty()).then(|| {
         Load::new(files(&paths), move || {
             let Some(mut runs) = Runs::load_with(supervised.as_ref(), &paths)? else {
                 return Ok(None);
             };
-            let commit = tools::commit_under_judgement(commit, &repo_root);
+            let commit = commit.get();
             // A ledger that cannot be read is its own loader's error.
             if let Ok(source) = ledger.read() {
                 let digest = crate::inputs::ledger::sha256_hex(&source.text);

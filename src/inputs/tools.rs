@@ -6,14 +6,15 @@ use std::time::{Duration, Instant};
 
 use crate::error::GateError;
 use crate::git::git;
-pub use crate::git::{current_branch, head_commit, merge_base};
+pub use crate::git::{current_branch, head_commit, merge_base, HeadCommit};
 
-/// The commit under judgement: `--commit SHA`, else git's HEAD.
-pub fn commit_under_judgement(
-    given: Option<String>,
-    repo_root: &std::path::Path,
-) -> Option<String> {
-    given.or_else(|| head_commit(repo_root))
+/// The commit under judgement: `--commit SHA`, else git's HEAD (asked now, read when
+/// first needed).
+pub fn commit_under_judgement(given: Option<String>, repo_root: &std::path::Path) -> HeadCommit {
+    match given {
+        Some(_) => HeadCommit::known(given),
+        None => HeadCommit::ask(repo_root),
+    }
 }
 use crate::source::{Source, SourceFile};
 
