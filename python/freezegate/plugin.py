@@ -24,7 +24,7 @@ import pytest
 
 from . import census
 from .binary import ask_binary
-from .code import code_of, place_of
+from .code import code_of, forget as forget_code, place_of
 from .outcomes import RANK, covered_by, outcome_of, reason, relative_to, skip_detail
 from .places import skip_place
 from .pipe import Pipe
@@ -181,6 +181,7 @@ class FreezegatePlugin:
             place = place_of(item)
             if place is not None:
                 self.collection.places[item.nodeid] = [self.relative(place[0]), place[1]]
+        forget_code()
         # Hypothesis is imported by a suite that has properties, once it is collected:
         # a suite without them does not pay for importing it.
         if "hypothesis" in sys.modules:
