@@ -1,5 +1,5 @@
-//! Deposit facts a comment cannot fake: the plugin's digest of each test's code
-//! (normalized to the AST), FZ209 judging by it against the base run, state-machine tests
+//! Deposit facts a comment cannot fake: the plugin's digest of each Hypothesis test's
+//! code (normalized to the AST), FZ209 judging by it against the base run, state-machine tests
 //! placed at their machine in the test file, and explicit `@example`s counted as inputs.
 //! Real pytest, pytest-xdist and Hypothesis in temporary git repositories, the plugin
 //! from the wheel.
@@ -48,6 +48,24 @@ def test_never_negative(amount):
     assert price(amount) >= 0
     assert price(amount) >= amount
 "#;
+
+/// A deposit is a Hypothesis test (FZ302 refuses any other, which has no sample count):
+/// only such a test's code is digested; a plain test's row has its lines alone, and its
+/// file is never parsed for it.
+#[test]
+fn only_hypothesis_tests_are_digested() {
+    let project = Project::new();
+    project.write("tests/test_props.py", TWO_ASSERTIONS);
+    let record = project.record(&["-p", "no:xdist"], "gate/run.json");
+    let property = &record["tests"]["tests/test_props.py::test_never_negative"];
+    assert!(
+        property["digest"].as_str().is_some_and(|d| d.len() == 16),
+        "{property}"
+    );
+    let plain = &record["tests"][FROZEN];
+    assert!(plain["lines"].is_array(), "{plain}");
+    assert_eq!(plain.get("digest"), None, "{plain}");
+}
 
 #[test]
 fn a_comment_only_edit_inside_the_property_is_no_change() {

@@ -1,11 +1,14 @@
-"""What a test's code is: its source lines in the test file, and a digest of its code
-normalized to the AST (no comments, docstrings or formatting), so that the binary can
-tell a patch that changed a property from one that only touched its lines.
+"""What a test's code is: its source lines in the test file, and for a Hypothesis test a
+digest of its code normalized to the AST (no comments, docstrings or formatting), so
+that the binary can tell a patch that changed a property from one that only touched its
+lines.
 
 A Hypothesis property is its inner test; a ``RuleBasedStateMachine`` test (pytest
 collects ``TestX = Machine.TestCase``, whose ``runTest`` lives in Hypothesis) is its
-machine class, in the test file. Everything is cached per code object, class and file:
-parametrized cases cost nothing more."""
+machine class, in the test file. Only these get a digest: a deposit is a Hypothesis test
+(FZ302 refuses any other, which has no sample count), and digesting every test parsed
+every test file, most of the plugin's cost on a suite of small tests. Everything is
+cached per code object, class and file: parametrized cases cost nothing more."""
 
 from __future__ import annotations
 
@@ -25,14 +28,15 @@ Definition = Any  # an ast.FunctionDef, ast.AsyncFunctionDef or ast.ClassDef
 
 
 def code_of(item: pytest.Item) -> Tuple[Optional[List[int]], Optional[str]]:
-    """The test's first (decorators included) and last line, and its code's digest."""
+    """The test's first (decorators included) and last line, and its code's digest (a
+    Hypothesis test's; None for any other)."""
     function = getattr(item, "obj", None)
     machine = getattr(function, "_hypothesis_state_machine_class", None)
     if isinstance(machine, type):
         return _machine(machine)
     # Hypothesis wraps a property: its own code is the inner test's.
-    function = getattr(getattr(function, "hypothesis", None), "inner_test", None) or function
-    code = getattr(function, "__code__", None)
+    inner = getattr(getattr(function, "hypothesis", None), "inner_test", None)
+    code = getattr(inner or function, "__code__", None)
     if code is None:
         return None, None
     # By identity: hashing a code object hashes its bytecode and constants each time.
@@ -40,7 +44,7 @@ def code_of(item: pytest.Item) -> Tuple[Optional[List[int]], Optional[str]]:
     if known is None or known[0] is not code:
         known = _SPANS[id(code)] = (code, _code_span(code))
     first, last = known[1]
-    return [first, last], _digest_at(code.co_filename, first)
+    return [first, last], _digest_at(code.co_filename, first) if inner is not None else None
 
 
 def place_of(item: pytest.Item) -> Optional[Tuple[str, int]]:
