@@ -12,6 +12,7 @@ A few percent of freezes are defective for each rule, so every check has work to
 import json
 import os
 import random
+import subprocess
 import sys
 
 SIZES = {
@@ -20,13 +21,23 @@ SIZES = {
 }
 
 
+def repository(out):
+    git = ["git", "-C", out, "-c", "user.name=bench", "-c", "user.email=bench@invalid"]
+    has_commit = subprocess.run(git + ["rev-parse", "--verify", "--quiet", "HEAD"], capture_output=True).returncode == 0
+    if os.path.isfile(os.path.join(out, ".git", "HEAD")) and has_commit:
+        return
+    subprocess.run(git + ["init", "-q", "-b", "main"], check=True)
+    subprocess.run(git + ["commit", "-q", "--allow-empty", "-m", "workload"], check=True)
+
+
 def main():
     kind, out = sys.argv[1], sys.argv[2]
     size = SIZES[kind]
     rng = random.Random(20261130)
     os.makedirs(out, exist_ok=True)
-    # The workload is a repository of its own: paths in the diff are relative to it.
-    os.makedirs(os.path.join(out, ".git"), exist_ok=True)
+    # The workload is a repository of its own, with a commit as a CI checkout has: paths
+    # in the diff are relative to it, and the gate reads its HEAD.
+    repository(out)
     n_files = max(size["collected"] // 20, 1)
     collected = [f"tests/pkg{i % 97}/test_mod{i // 20}.py::test_case_{i}" for i in range(size["collected"])]
     props = [f"tests/props/test_prop{i}.py::test_property_{i}" for i in range(size["freezes"])]

@@ -74,6 +74,9 @@ struct Asked {
 impl HeadCommit {
     /// Starts `git rev-parse HEAD` in `repo_root`.
     pub fn ask(repo_root: &Path) -> HeadCommit {
+        if let Some(commit) = read_head(repo_root) {
+            return HeadCommit::known(Some(commit));
+        }
         let child = Command::new("git")
             .args(HEAD_ARGS)
             .current_dir(repo_root)
@@ -109,6 +112,49 @@ impl HeadCommit {
             })
             .clone()
     }
+}
+
+/// HEAD's commit read from the repository's files, in the plain layout where that is
+/// all `git rev-parse HEAD` does: `.git` a directory, HEAD a commit id or a branch whose
+/// loose ref file or `packed-refs` line holds one. `None` for anything else (a worktree
+/// or submodule's `.git` file, `GIT_DIR`, reftable, a symbolic ref, an unborn branch):
+/// git is asked then. A git process costs a small check a twentieth of its time.
+fn read_head(repo_root: &Path) -> Option<String> {
+    if ["GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR"]
+        .iter()
+        .any(|name| std::env::var_os(name).is_some())
+    {
+        return None;
+    }
+    let dir = repo_root.join(".git");
+    if !dir.is_dir() || dir.join("reftable").exists() || dir.join("commondir").exists() {
+        return None;
+    }
+    let is_commit =
+        |text: &str| matches!(text.len(), 40 | 64) && text.bytes().all(|b| b.is_ascii_hexdigit());
+    let head = std::fs::read_to_string(dir.join("HEAD")).ok()?;
+    let head = head.trim_end();
+    if is_commit(head) {
+        return Some(head.to_string());
+    }
+    let branch = head.strip_prefix("ref: refs/heads/")?;
+    if branch.is_empty()
+        || branch
+            .split('/')
+            .any(|part| part.is_empty() || part == "..")
+    {
+        return None;
+    }
+    if let Ok(loose) = std::fs::read_to_string(dir.join("refs/heads").join(branch)) {
+        let loose = loose.trim_end();
+        return is_commit(loose).then(|| loose.to_string());
+    }
+    let packed = std::fs::read_to_string(dir.join("packed-refs")).ok()?;
+    let wanted = format!("refs/heads/{branch}");
+    packed.lines().find_map(|line| {
+        let (commit, name) = line.split_once(' ')?;
+        (name == wanted && is_commit(commit)).then(|| commit.to_string())
+    })
 }
 
 /// The checked-out branch, if HEAD is on one.
@@ -151,6 +197,33 @@ mod tests {
             ],
         );
         let head = run(dir.path(), &["rev-parse", "HEAD"]);
+        assert_eq!(
+            read_head(dir.path()).as_deref(),
+            Some(head.as_str()),
+            "a loose ref"
+        );
+        let branch = run(dir.path(), &["symbolic-ref", "--short", "HEAD"]);
+        run(dir.path(), &["pack-refs", "--all"]);
+        assert!(!dir.path().join(".git/refs/heads").join(&branch).exists());
+        assert_eq!(
+            read_head(dir.path()).as_deref(),
+            Some(head.as_str()),
+            "a packed ref"
+        );
+        run(dir.path(), &["checkout", "-q", "--detach"]);
+        assert_eq!(
+            read_head(dir.path()).as_deref(),
+            Some(head.as_str()),
+            "detached"
+        );
+        run(dir.path(), &["checkout", "-q", "-"]);
+        run(dir.path(), &["symbolic-ref", "HEAD", "refs/remotes/x"]);
+        assert_eq!(
+            read_head(dir.path()),
+            None,
+            "anything but a branch: git is asked"
+        );
+        run(dir.path(), &["checkout", "-q", "-f", &head]);
         let asked = HeadCommit::ask(dir.path());
         let readers: Vec<_> = (0..2)
             .map(|_| {

@@ -25,9 +25,10 @@ import pytest
 DIGEST_HEX = 16
 
 Definition = Any  # an ast.FunctionDef, ast.AsyncFunctionDef or ast.ClassDef
+Span = Tuple[int, int]  # a test's first (decorators included) and last line
 
 
-def code_of(item: pytest.Item) -> Tuple[Optional[List[int]], Optional[str]]:
+def code_of(item: pytest.Item) -> Tuple[Optional[Span], Optional[str]]:
     """The test's first (decorators included) and last line, and its code's digest (a
     Hypothesis test's; None for any other)."""
     function = getattr(item, "obj", None)
@@ -43,8 +44,10 @@ def code_of(item: pytest.Item) -> Tuple[Optional[List[int]], Optional[str]]:
     known = _SPANS.get(id(code))
     if known is None or known[0] is not code:
         known = _SPANS[id(code)] = (code, _code_span(code))
-    first, last = known[1]
-    return [first, last], _digest_at(code.co_filename, first) if inner is not None else None
+    # The cached tuple itself: a list a test would be one more object every garbage
+    # collection of the run walks (tuples of ints are not tracked).
+    span = known[1]
+    return span, _digest_at(code.co_filename, span[0]) if inner is not None else None
 
 
 def place_of(item: pytest.Item) -> Optional[Tuple[str, int]]:
@@ -101,7 +104,7 @@ def _tree(filename: str) -> Optional[ast.Module]:
 _SPANS: Dict[int, Tuple[Any, Tuple[int, int]]] = {}
 
 
-def _code_span(code: Any) -> Tuple[int, int]:
+def _code_span(code: Any) -> Span:
     """A code object's first and last line (parametrized cases share theirs)."""
     first = code.co_firstlineno
     if hasattr(code, "co_lines"):
@@ -114,7 +117,7 @@ def _code_span(code: Any) -> Tuple[int, int]:
 
 
 @functools.lru_cache(maxsize=None)
-def _machine(machine: type) -> Tuple[Optional[List[int]], Optional[str]]:
+def _machine(machine: type) -> Tuple[Optional[Span], Optional[str]]:
     """A state machine's class: its lines and digest in the file that defines it."""
     try:
         filename = inspect.getsourcefile(machine)
@@ -126,7 +129,7 @@ def _machine(machine: type) -> Tuple[Optional[List[int]], Optional[str]]:
     node = _definitions(filename).get(first)
     if node is None:
         return None, None
-    return [first, node.end_lineno or first], _digest(node)
+    return (first, node.end_lineno or first), _digest(node)
 
 
 def _digest_at(filename: str, first: int) -> Optional[str]:

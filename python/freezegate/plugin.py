@@ -18,7 +18,7 @@ import shlex
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 import pytest
 
@@ -82,7 +82,7 @@ class Collection:
         self.deselected: set = set()
         self.dropped: set = set()
         self.markers: Dict[str, List[str]] = {}
-        self.lines: Dict[str, List[int]] = {}
+        self.lines: Dict[str, Sequence[int]] = {}
         self.digests: Dict[str, str] = {}
         # Where a test pytest places outside the repository is in it (a state machine).
         self.places: Dict[str, List[Any]] = {}
