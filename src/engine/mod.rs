@@ -298,9 +298,6 @@ impl ScriptEngine {
             // Rhai's string interner is one lock shared by every thread that runs a
             // script: scripts on two cores queued on it and ran at half speed.
             .set_max_strings_interned(0)
-            // The optimizer is a fifth of compiling the pack (0.5 ms of a 7 ms small
-            // check) and the rules ran no faster for it, on a million ids either.
-            .set_optimization_level(rhai::OptimizationLevel::None)
             .set_module_resolver(resolver);
         engine.disable_symbol("eval");
         // A script that stops itself early would silently check less.
