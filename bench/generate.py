@@ -23,9 +23,10 @@ SIZES = {
 
 def repository(out):
     git = ["git", "-C", out, "-c", "user.name=bench", "-c", "user.email=bench@invalid"]
-    has_commit = subprocess.run(git + ["rev-parse", "--verify", "--quiet", "HEAD"], capture_output=True).returncode == 0
-    if os.path.isfile(os.path.join(out, ".git", "HEAD")) and has_commit:
-        return
+    # Its own: git run in a folder without one looks in the folders above it.
+    if os.path.isfile(os.path.join(out, ".git", "HEAD")):
+        if subprocess.run(git + ["rev-parse", "--verify", "--quiet", "HEAD"], capture_output=True).returncode == 0:
+            return
     subprocess.run(git + ["init", "-q", "-b", "main"], check=True)
     subprocess.run(git + ["commit", "-q", "--allow-empty", "-m", "workload"], check=True)
 

@@ -8,21 +8,24 @@ use crate::error::GateError;
 /// `git ARGS` in `repo_root`; an error when git cannot be started (its exit status is the
 /// caller's to judge).
 pub fn git(repo_root: &Path, args: &[&str]) -> Result<Output, GateError> {
-    Command::new("git")
-        .args(args)
-        .current_dir(repo_root)
-        .output()
-        .map_err(|e| {
-            let why = if e.kind() == std::io::ErrorKind::NotFound {
-                "`git` was not found on PATH".to_string()
-            } else {
-                e.to_string()
-            };
-            GateError::usage(format!(
-                "git: could not run `git {}`: {why}",
-                args.join(" ")
-            ))
-        })
+    command(repo_root, args).output().map_err(|e| {
+        let why = if e.kind() == std::io::ErrorKind::NotFound {
+            "`git` was not found on PATH".to_string()
+        } else {
+            e.to_string()
+        };
+        GateError::usage(format!(
+            "git: could not run `git {}`: {why}",
+            args.join(" ")
+        ))
+    })
+}
+
+/// `git ARGS` in `repo_root`, not yet started.
+fn command(repo_root: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new("git");
+    command.args(args).current_dir(repo_root);
+    command
 }
 
 /// The merge base of `base` and HEAD (what `git diff base...HEAD` compares with).
@@ -58,8 +61,6 @@ pub fn head_commit(repo_root: &Path) -> Option<String> {
     HeadCommit::ask(repo_root).get()
 }
 
-const HEAD_ARGS: [&str; 4] = ["rev-parse", "--verify", "--quiet", "HEAD"];
-
 /// HEAD's commit, asked of git now and read when first needed, by whichever thread
 /// needs it first: the `git` process (about 2 ms, a fifth of a small check) runs while
 /// the pack compiles instead of before the rules.
@@ -77,9 +78,7 @@ impl HeadCommit {
         if let Some(commit) = read_head(repo_root) {
             return HeadCommit::known(Some(commit));
         }
-        let child = Command::new("git")
-            .args(HEAD_ARGS)
-            .current_dir(repo_root)
+        let child = command(repo_root, &["rev-parse", "--verify", "--quiet", "HEAD"])
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::null())

@@ -101,7 +101,7 @@ def _tree(filename: str) -> Optional[ast.Module]:
 
 
 # Code object id -> (the code object, kept so its id is not reused; its span).
-_SPANS: Dict[int, Tuple[Any, Tuple[int, int]]] = {}
+_SPANS: Dict[int, Tuple[Any, Span]] = {}
 
 
 def _code_span(code: Any) -> Span:
