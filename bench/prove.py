@@ -8,10 +8,11 @@ Without --project: the inventory project of tests/prove.rs (three functions, a d
 tests, one freeze), in a temporary git repository. With --project (a git checkout with a
 ledger), that project; the ledger file is copied over gate/freeze_ledger.json first.
 
-Prints prove's wall time, its mutants per second, and mutmut's own figure
-("mutations/second" of `mutmut run`) for the same mutants and the same tests (the frozen
-test and its properties), so the orchestration's cost shows beside the engine's; then
-the time `check --proof` adds over the same check without it.
+Prints prove's wall time, its mutants per second (in all, and of the mutants' runs
+alone), and mutmut's own figure ("mutations/second" of `mutmut run`, its runs alone) for
+the same mutants and the same tests (the frozen test and its properties), so the
+orchestration's cost shows beside the engine's; then the time `check --proof` adds over
+the same check without it.
 """
 
 from __future__ import annotations
@@ -76,7 +77,16 @@ def mutmut_figure(project: Path, python: str, record: dict, jobs: int) -> tuple[
         config = "[mutmut]\n"
         config += "source_paths=\n" + "".join(f"    {f}\n" for f in files)
         config += "pytest_add_cli_args_test_selection=\n" + "".join(f"    {t}\n" for t in tests)
-        config += "pytest_add_cli_args=\n    -p\n    no:freezegate\n"
+        # As prove runs them: the freezegate plugin loaded but off (FREEZEGATE_PLUGIN_OFF,
+        # so a strict config still knows `freezegate = true`), and no xdist workers.
+        xdist = subprocess.run([python, "-c", "import xdist"], capture_output=True).returncode == 0
+        if xdist:
+            config += "pytest_add_cli_args=\n    -n\n    0\n"
+        # mutmut runs pytest in mutants/: without the ini file there, pytest finds the
+        # one above it and imports the unmutated code (then "no test case for any mutant").
+        ini = [name for name in ("pytest.ini", "tox.ini") if (copy / name).exists()]
+        if ini:
+            config += "also_copy=\n" + "".join(f"    {name}\n" for name in ini)
         (copy / "setup.cfg").write_text(config)
         pyproject = copy / "pyproject.toml"
         if pyproject.exists():  # mutmut prefers [tool.mutmut] there; ours is in setup.cfg
@@ -87,6 +97,7 @@ def mutmut_figure(project: Path, python: str, record: dict, jobs: int) -> tuple[
         out = subprocess.run(
             [python, "-m", "mutmut", "run", "--max-children", str(jobs), *names],
             cwd=copy, capture_output=True, text=True,
+            env={**os.environ, "FREEZEGATE_PLUGIN_OFF": "1"},
         )
         wall = time.monotonic() - started
         found = re.findall(r"([0-9.]+) mutations/second", out.stdout + out.stderr)
@@ -142,8 +153,13 @@ def main() -> None:
         record = json.loads((project / "gate" / "proof.json").read_text())
         mutants = sum(len(f["mutants"]) for f in record["freezes"])
         print(f"prove: {wall:.1f} s wall, {mutants} mutants, {mutants / wall:.2f} mutants/s (-j {args.jobs})")
+        runs = sum(float(s) for s in re.findall(r"their runs alone ([0-9.]+) s", out.stdout))
+        if runs > 0:
+            print(f"prove, the mutants' runs alone: {runs:.1f} s, {mutants / runs:.2f} mutants/s")
         engine, engine_wall = mutmut_figure(project, args.python, record, args.jobs)
-        print(f"mutmut run, same mutants and tests: {engine:.2f} mutations/second (its own figure; {engine_wall:.1f} s wall with its stats and clean runs)")
+        print(f"mutmut run, same mutants and tests: {engine:.2f} mutations/second (its own figure, its runs alone; {engine_wall:.1f} s wall with its stats and clean runs)")
+        if runs > 0 and engine == engine:
+            print(f"prove's runs per mutant against mutmut's: {engine * runs / mutants:.2f}x the time (mutmut stops at the first failing test, -x; prove runs the frozen test and every property to its own verdict)")
         check = [args.binary, "check", "--select", "FZ1", "--today", "2026-11-30"]
         without = timed(check, project, runs=20)
         with_proof = timed(check + ["--select", "FZ210,FZ211,FZ212,FZ404", "--proof", "gate/proof.json"], project, runs=20)

@@ -127,7 +127,10 @@ def test_reserve_prop(stock, qty):
 const FROZEN: &str = "tests/test_inventory.py::test_reserve_takes_qty";
 const PROPERTY: &str = "tests/test_props.py::test_reserve_prop";
 
+/// The pinned venv with this tree's wheel installed: the project's `freezegate = true`
+/// under `--strict-config` needs the plugin, as a user's would.
 fn python() -> PathBuf {
+    common::project::python();
     venv_python_importing(&["pytest", "hypothesis", "coverage", "mutmut"])
 }
 
@@ -512,4 +515,85 @@ fn a_malformed_proof_record_is_exit_2_with_file_line_and_value() {
     assert_contains(&stderr, "gate/proof.json");
     assert_contains(&stderr, "\"maybe\"");
     assert_contains(&stderr, ":3:");
+}
+
+/// Code the frozen test depends on through the import (a module constant computed by a
+/// function) and a mutant that never ends.
+const LIMITS: &str = r#""""Limits, computed at import."""
+
+
+def doubled(n):
+    return n * 2
+
+
+MAX_STOCK = doubled(50)
+
+
+def cap(stock):
+    return min(stock, MAX_STOCK)
+
+
+def drain(n):
+    while n > 0:
+        n -= 1
+    return n
+"#;
+
+/// The runs are forked from a warm pytest, but a mutant of a function that ran at
+/// import is still seen (its run imports the project again, under the mutant), and a
+/// mutant that loops forever is stopped at its limit and counts as a kill, with prove
+/// going on to the next.
+#[test]
+fn mutants_of_import_time_code_are_seen_and_endless_ones_stopped() {
+    let dir = project(EXACT, FROZEN);
+    let root = dir.path();
+    write(root, "limits.py", LIMITS);
+    write(
+        root,
+        "tests/test_limits.py",
+        "from limits import cap, drain\n\n\ndef test_cap_and_drain():\n    assert cap(1000) == 100\n    assert drain(3) == 0\n",
+    );
+    write(
+        root,
+        "tests/test_limits_props.py",
+        "from hypothesis import given, strategies as st\nfrom limits import cap\n\n\n@given(st.integers(0, 1000))\ndef test_cap_prop(stock):\n    assert cap(stock) == min(stock, 100)\n",
+    );
+    let ledger = std::fs::read_to_string(root.join("gate/freeze_ledger.json"))
+        .unwrap()
+        .replace(FROZEN, "tests/test_limits.py::test_cap_and_drain")
+        .replace(PROPERTY, "tests/test_limits_props.py::test_cap_prop");
+    write(root, "gate/freeze_ledger.json", &ledger);
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "limits"]);
+
+    proved(root, &["-j", "2"]);
+    let proof = record(root, "gate/proof.json");
+    let mutants = proof["freezes"][0]["mutants"].as_array().unwrap().clone();
+    let of = |function: &str| -> Vec<Value> {
+        mutants
+            .iter()
+            .filter(|m| m["function"] == function)
+            .cloned()
+            .collect()
+    };
+    let at_import = of("doubled");
+    assert!(!at_import.is_empty(), "no mutant of doubled: {proof}");
+    for m in &at_import {
+        // `assert cap(1000) == 100` fails on MAX_STOCK = doubled(50) mutated: a check.
+        assert_eq!(m["killed_by_frozen"], true, "{m}");
+        assert_eq!(m["checked_by_frozen"], true, "{m}");
+        assert_eq!(
+            m["killed_by"],
+            serde_json::json!(["tests/test_limits_props.py::test_cap_prop"]),
+            "{m}"
+        );
+    }
+    let endless: Vec<Value> = of("drain")
+        .into_iter()
+        .filter(|m| m["mutation"].as_str().unwrap().contains("n += 1"))
+        .collect();
+    assert_eq!(endless.len(), 1, "{proof}");
+    assert_eq!(endless[0]["killed_by_frozen"], true, "{}", endless[0]);
+    assert_eq!(endless[0]["checked_by_frozen"], false, "{}", endless[0]);
+    assert!(proof["complete"] == true, "{proof}");
 }

@@ -10,10 +10,15 @@ use crate::config::Config;
 use crate::error::GateError;
 use crate::prove::{self, summary, Options};
 
-/// The project's Python: `--python`, else the active virtualenv's, else `python3`.
-fn python(args: &ProveArgs) -> PathBuf {
+/// The project's Python: `--python`, else the active virtualenv's, else `python3`. A
+/// relative path (`.venv/bin/python`) is the user's, from where they ran prove (the runs
+/// happen in a scratch copy); a bare name is looked up on PATH.
+fn python(args: &ProveArgs, cwd: &Path) -> PathBuf {
     if let Some(python) = &args.python {
-        return python.clone();
+        return match python.components().count() {
+            0 | 1 => python.clone(),
+            _ => cwd.join(python),
+        };
     }
     match std::env::var_os("VIRTUAL_ENV") {
         Some(venv) if !venv.is_empty() => PathBuf::from(venv).join("bin").join("python"),
@@ -24,7 +29,7 @@ fn python(args: &ProveArgs) -> PathBuf {
 pub fn run(cwd: &Path, config_path: Option<&Path>, args: &ProveArgs) -> Result<u8, GateError> {
     let config = Config::discover(cwd, config_path)?;
     let options = Options {
-        python: python(args),
+        python: python(args, cwd),
         ledger: args.ledger.clone(),
         base: args.base.clone(),
         base_ledger: args.base_ledger.clone(),
@@ -50,4 +55,38 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &ProveArgs) -> Result<u
         )
     );
     Ok(EXIT_PASS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::python;
+    use crate::cli::ProveArgs;
+    use clap::Parser;
+    use std::path::{Path, PathBuf};
+
+    fn with_python(python: &str) -> ProveArgs {
+        #[derive(Parser)]
+        struct Cli {
+            #[command(flatten)]
+            prove: ProveArgs,
+        }
+        Cli::parse_from(["prove", "--python", python]).prove
+    }
+
+    #[test]
+    fn a_relative_python_is_the_users_not_the_scratch_copys() {
+        let cwd = Path::new("/home/u/project");
+        assert_eq!(
+            python(&with_python(".venv/bin/python"), cwd),
+            PathBuf::from("/home/u/project/.venv/bin/python")
+        );
+        assert_eq!(
+            python(&with_python("python3.11"), cwd),
+            PathBuf::from("python3.11")
+        );
+        assert_eq!(
+            python(&with_python("/usr/bin/python3"), cwd),
+            PathBuf::from("/usr/bin/python3")
+        );
+    }
 }

@@ -5,6 +5,7 @@ with the project's Python; every decision is the binary's.
     python driver.py version                 -> {"engine": "mutmut", "version": "3.8.1"}
     python driver.py stake COVERAGE.json     -> the project functions a run executed
     python driver.py mutate SPEC.json        -> mutates the files in place, lists mutants
+    python driver.py serve                   -> a fork server for the runs (below)
 
 As a pytest plugin (`-p freezegate_prove_driver`), it loads a derandomized Hypothesis
 profile without an example database, and appends each test's outcome to the file named
@@ -18,7 +19,9 @@ import ast
 import difflib
 import json
 import os
+import signal
 import sys
+import time
 
 ENGINE_MISSING = 3
 
@@ -232,6 +235,13 @@ if _hookwrapper is not None:
             report.freezegate_checked = _checked(call)
 
 
+def pytest_runtest_teardown(item):
+    # Hypothesis's plugin turns a failing example into an `@example` patch on the
+    # teardown report: it imports libcst and parses the test's file (0.5-0.9 s of every
+    # run a property fails in), for a patch no proof shows.
+    item.__dict__.pop("_hypothesis_failing_examples", None)
+
+
 def pytest_runtest_logreport(report):
     if report.failed or (report.when == "call") or (report.when == "setup" and report.skipped):
         _record({"test": report.nodeid, "when": report.when, "outcome": report.outcome,
@@ -239,6 +249,173 @@ def pytest_runtest_logreport(report):
                  "duration": report.duration})
 
 
+# --- the fork server ----------------------------------------------------------------
+
+
+def _wait(pid: int, limit: float) -> int | None:
+    """The exit status of child `pid`, or None when it ran past `limit` seconds (then
+    it and every process it started are killed)."""
+    deadline = time.monotonic() + limit
+    try:  # Linux: wake the moment it ends
+        import select
+
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        fd = None
+    try:
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                return os.waitstatus_to_exitcode(status)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                try:
+                    os.killpg(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                os.waitpid(pid, 0)
+                return None
+            if fd is not None:
+                select.select([fd], [], [], left)
+            else:
+                time.sleep(min(left, 0.005))
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
+def _redirect(log: str, stdin: bool) -> None:
+    """fd 1 and 2 to `log`; with `stdin`, fd 0 from /dev/null."""
+    out = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.dup2(out, 1)
+    os.dup2(out, 2)
+    os.close(out)
+    if stdin:
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+
+
+def _warm_up(args: list[str]) -> dict:
+    """`pytest --collect-only ARGS` on the unmutated code, in mutmut's "stats" mode with
+    its hit recorder swapped for ours: the mutated functions that ran while the project
+    and its tests were imported and collected. A mutant of one of them is run on a fresh
+    import (`_forget_project`); None when this mutmut's trampoline is not the one known
+    here (then every mutant is)."""
+    import pytest
+
+    hits: set[str] | None = set()
+    try:
+        import mutmut.mutation.trampoline as trampoline
+
+        if not hasattr(trampoline, "record_trampoline_hit"):
+            raise ImportError("no record_trampoline_hit")
+        trampoline.record_trampoline_hit = lambda name, caller=None: hits.add(name)
+        os.environ["MUTANT_UNDER_TEST"] = "stats"
+    except ImportError:
+        hits = None
+    try:
+        status = int(pytest.main(["--collect-only", "-qq", *args]))
+    finally:
+        os.environ["MUTANT_UNDER_TEST"] = ""
+    return {"status": status, "imported": None if hits is None else sorted(hits)}
+
+
+def _forget_project(root: str) -> None:
+    """Drops every module imported from the project's tree (its code, its tests, its
+    conftests) so that pytest imports them again, under the mutant; pytest, its plugins
+    and Hypothesis stay imported."""
+    root = os.path.join(os.path.realpath(root), "")
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None)
+        if not file or name == __name__ or name == "freezegate_prove_driver":
+            continue
+        path = os.path.realpath(file)
+        inside = path.startswith(root) and not any(
+            part in ("site-packages", "dist-packages") or (part.startswith(".") and len(part) > 1)
+            for part in path[len(root):].split(os.sep)
+        )
+        if inside:
+            del sys.modules[name]
+
+
+def _pytest_in_child(args: list[str], mutant: str, out: str, log: str, fresh: bool) -> int:
+    """Forks a child that runs `pytest.main(args)` on `mutant` (on a fresh import of the
+    project when `fresh`); returns its pid."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid:
+        try:
+            os.setpgid(pid, pid)
+        except OSError:  # it already did, or has ended
+            pass
+        return pid
+    code = 1
+    try:
+        os.setpgid(0, 0)
+        _redirect(log, stdin=True)
+        os.environ["MUTANT_UNDER_TEST"] = mutant
+        os.environ["FREEZEGATE_PROVE_OUT"] = out
+        if fresh:
+            _forget_project(os.getcwd())
+        import pytest
+
+        code = int(pytest.main(args))
+    except BaseException:  # noqa: BLE001 (the child must end here, whatever happened)
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def serve() -> None:
+    """One line of JSON per request on stdin, one line of reply on stdout.
+
+    The first request, {"warm": ARGS, "log": PATH}, imports what every run needs
+    (pytest, its plugins, Hypothesis, the conftests, the test modules and the code under
+    test, mutants behind mutmut's trampoline) with `pytest --collect-only ARGS`, on the
+    unmutated code, and replies {"status", "imported": the mutated functions that ran
+    then}; then each {"mutant", "args", "out", "log", "limit", "fresh"} runs
+    `pytest.main(args)` in a forked child with MUTANT_UNDER_TEST set (after forgetting the
+    project's modules when `fresh`), output to `log`, and replies {"status": EXIT or null
+    when stopped at `limit` seconds}. mutmut's own
+    fork server does the same (its `forkserver_warmup = collect`): a run pays for its
+    tests, not for Python's and pytest's start. Where there is no fork, each run is a
+    new `python -m pytest`."""
+    replies = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    # `python -m pytest` puts the working directory first on sys.path; so does this.
+    sys.path[0] = os.getcwd()
+    os.environ["MUTANT_UNDER_TEST"] = ""
+    requests = sys.stdin  # fd 0 stays the pipe of requests; the children read /dev/null
+    for line in iter(requests.readline, ""):
+        request = json.loads(line)
+        if "warm" in request:
+            _redirect(request["log"], stdin=False)
+            reply = _warm_up(request["warm"]) if hasattr(os, "fork") else {"status": 0, "imported": []}
+        elif hasattr(os, "fork"):
+            pid = _pytest_in_child(request["args"], request["mutant"], request["out"], request["log"],
+                                   request["fresh"])
+            reply = {"status": _wait(pid, request["limit"])}
+        else:  # pragma: no cover (Windows)
+            import subprocess
+
+            env = dict(os.environ, MUTANT_UNDER_TEST=request["mutant"], FREEZEGATE_PROVE_OUT=request["out"])
+            with open(request["log"], "w", encoding="utf-8") as log:
+                try:
+                    done = subprocess.run([sys.executable, "-m", "pytest", *request["args"]], env=env,
+                                          stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                          timeout=request["limit"])
+                    reply = {"status": done.returncode}
+                except subprocess.TimeoutExpired:
+                    reply = {"status": None}
+        replies.write(json.dumps(reply) + "\n")
+        replies.flush()
+
+
 if __name__ == "__main__":
     command, *rest = sys.argv[1:] or ["version"]
-    {"version": version, "stake": stake, "mutate": mutate}[command](*rest)
+    {"version": version, "stake": stake, "mutate": mutate, "serve": serve}[command](*rest)

@@ -8,6 +8,7 @@
 pub mod engine;
 pub mod pool;
 pub mod scratch;
+pub mod server;
 pub mod summary;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -21,7 +22,8 @@ use crate::inputs::ledger::{Entry, Ledger};
 use crate::inputs::proof::{self, FreezeProof, Mutant, ProofRecord, StakeFunction};
 use crate::inputs::{tools, InputPath};
 use engine::Driver;
-use pool::{Runner, Verdict};
+use pool::{Runner, Verdict, Via};
+use server::ForkServer;
 
 /// What to prove and how (the command line of `prove`).
 #[derive(Debug, Clone)]
@@ -42,10 +44,19 @@ pub struct Options {
     pub progress: bool,
 }
 
-/// The record, and what each freeze's runs took, for the summary.
+/// The record, and what each freeze's proof took, for the summary.
 pub struct Proven {
     pub record: ProofRecord,
-    pub timings: Vec<Duration>,
+    pub timings: Vec<Timing>,
+}
+
+/// How long one freeze's proof took: all of it (the run under coverage, the mutants
+/// made, the warm-up), and the runs of its mutants alone (what an engine's own
+/// "mutations/second" counts).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Timing {
+    pub total: Duration,
+    pub mutants: Duration,
 }
 
 /// A run of a mutant longer than this many times the unmutated run is stopped (a mutant
@@ -116,7 +127,7 @@ pub fn prove(cwd: &Path, config: &Config, options: &Options) -> Result<Proven, G
     let mut timings = Vec::new();
     for entry in selected(&ledger, options.all) {
         let begun = Instant::now();
-        let freeze = prove_one(
+        let (freeze, mutants) = prove_one(
             entry,
             &runner,
             &driver,
@@ -126,7 +137,10 @@ pub fn prove(cwd: &Path, config: &Config, options: &Options) -> Result<Proven, G
             options,
             deadline,
         )?;
-        timings.push(begun.elapsed());
+        timings.push(Timing {
+            total: begun.elapsed(),
+            mutants,
+        });
         freezes.push(freeze);
     }
     let commit = tools::head_commit(&config.repo_root);
@@ -187,7 +201,7 @@ fn prove_one(
     coverage: Option<&Coverage>,
     options: &Options,
     deadline: Option<Instant>,
-) -> Result<FreezeProof, GateError> {
+) -> Result<(FreezeProof, Duration), GateError> {
     let test_id = entry.test_id().unwrap_or_default().to_string();
     let properties: Vec<String> = entry.properties().iter().map(|p| p.to_string()).collect();
     let mut freeze = FreezeProof {
@@ -202,7 +216,7 @@ fn prove_one(
     };
     if deadline.is_some_and(|d| Instant::now() >= d) {
         freeze.incomplete = Some("the budget was spent before this freeze".into());
-        return Ok(freeze);
+        return Ok((freeze, Duration::ZERO));
     }
     // The code at stake: what the frozen test runs alone, under coverage.
     let data = runner.work.join("coverage.data");
@@ -213,7 +227,13 @@ fn prove_one(
         "run".to_string(),
         format!("--data-file={}", data.display()),
     ];
-    let alone = runner.run("", std::slice::from_ref(&test_id), CLEAN_TIMEOUT, 0, &wrap)?;
+    let alone = runner.run(
+        "",
+        std::slice::from_ref(&test_id),
+        CLEAN_TIMEOUT,
+        0,
+        &mut Via::Process(&wrap),
+    )?;
     freeze.frozen_clean = match alone.verdicts.get(&test_id) {
         Some(Verdict::Passed) => "passed",
         Some(Verdict::Checked | Verdict::Failed) => "failed",
@@ -302,8 +322,7 @@ fn prove_one(
     for file in lines.keys() {
         scratch.restore(&in_repo(pytest_root, file))?;
     }
-    result?;
-    Ok(freeze)
+    Ok((freeze, result?))
 }
 
 fn run_mutants(
@@ -313,7 +332,7 @@ fn run_mutants(
     options: &Options,
     deadline: Option<Instant>,
     pytest_root: &str,
-) -> Result<(), GateError> {
+) -> Result<Duration, GateError> {
     made.sort_by(|a, b| a.id.cmp(&b.id));
     freeze.mutants_total = made.len() as u64;
     if let Some((index, count)) = options.shard {
@@ -335,9 +354,20 @@ fn run_mutants(
     }
     let mut tests = vec![freeze.test_id.clone()];
     tests.extend(freeze.properties.iter().cloned());
+    // One warm server per worker (all warming up at once), on the mutated files.
+    let jobs = options.jobs.clamp(1, made.len().max(1));
+    let mut servers = (0..jobs)
+        .map(|slot| ForkServer::start(runner, &tests, slot))
+        .collect::<Result<Vec<_>, _>>()?;
     // Every test on the unmutated code: the properties' own outcome there, and how long
     // a run takes (the limit for a mutant's run).
-    let clean = runner.run("", &tests, CLEAN_TIMEOUT, 0, &[])?;
+    let clean = runner.run(
+        "",
+        &tests,
+        CLEAN_TIMEOUT,
+        0,
+        &mut Via::Server(&mut servers[0]),
+    )?;
     for p in &freeze.properties {
         let outcome = match clean.verdicts.get(p) {
             Some(Verdict::Passed) => "passed",
@@ -368,7 +398,10 @@ fn run_mutants(
             bar.inc(1);
         }
     };
-    let result = pool::run_all(runner, &ids, &tests, limit, options.jobs, deadline, &tick)?;
+    let begun = Instant::now();
+    let result = pool::run_all(runner, &mut servers, &ids, &tests, limit, deadline, &tick)?;
+    let took = begun.elapsed();
+    drop(servers);
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
@@ -405,7 +438,7 @@ fn run_mutants(
             options.budget.map_or(0, |b| b.as_secs())
         ));
     }
-    Ok(())
+    Ok(took)
 }
 
 #[cfg(test)]

@@ -1,9 +1,10 @@
-//! Running tests on mutants: one pytest process per mutant (every test of the freeze
-//! in it, each test stopping at its own first failing example), `-j N` of them at once,
-//! each choosing its mutant with `MUTANT_UNDER_TEST`. The freeze is lifted in these runs
-//! (the plugin loaded and off: `FREEZEGATE_PLUGIN_OFF=1`), Hypothesis is derandomized without an example database (the
-//! driver's profile), and each test's outcome is streamed to a file as it is known, so a
-//! run stopped at its time limit still says which test hung on the mutant.
+//! Running tests on mutants: one pytest run per mutant (every test of the freeze in it,
+//! each test stopping at its own first failing example), forked from one of `-j N` warm
+//! servers (`server.rs`), each run choosing its mutant with `MUTANT_UNDER_TEST`. The
+//! freeze is lifted in these runs (the plugin loaded and off: `FREEZEGATE_PLUGIN_OFF=1`),
+//! Hypothesis is derandomized without an example database (the driver's profile), and
+//! each test's outcome is streamed to a file as it is known, so a run stopped at its
+//! time limit still says which test hung on the mutant.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -13,6 +14,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use super::engine::PLUGIN;
+use super::server::ForkServer;
 use crate::error::GateError;
 
 /// How a test did on one run.
@@ -65,9 +67,29 @@ fn covers(requested: &str, reported: &str) -> bool {
             .is_some_and(|rest| rest.starts_with('[') || rest.starts_with("::"))
 }
 
+/// How a run's pytest starts.
+pub enum Via<'a> {
+    /// A new process, `python WRAP -m pytest …` (the frozen test's run under coverage,
+    /// which must see every import).
+    Process(&'a [String]),
+    /// A child of a warm fork server.
+    Server(&'a mut ForkServer),
+}
+
 impl Runner {
-    fn command(&self, tests: &[String], mutant: &str, out: &Path) -> Command {
-        let mut command = Command::new(&self.python);
+    /// pytest's arguments for a run of `tests` (after `-m pytest`, or to `pytest.main`).
+    pub fn pytest_args(&self, tests: &[String]) -> Vec<String> {
+        let mut args: Vec<String> = ["-q", "--no-header", "-p", "no:cacheprovider", "-p", PLUGIN]
+            .map(String::from)
+            .to_vec();
+        args.extend(self.extra.iter().cloned());
+        args.push("--".into());
+        args.extend(tests.iter().cloned());
+        args
+    }
+
+    /// The environment of every run: the driver importable, and the freeze lifted.
+    pub fn env(&self) -> Vec<(&'static str, std::ffi::OsString)> {
         let pythonpath = match std::env::var_os("PYTHONPATH") {
             Some(old) if !old.is_empty() => {
                 let mut joined = self.driver_dir.clone().into_os_string();
@@ -77,18 +99,24 @@ impl Runner {
             }
             _ => self.driver_dir.clone().into_os_string(),
         };
-        command
-            .args(["-m", "pytest", "-q", "--no-header"])
-            .args(["-p", "no:cacheprovider", "-p", PLUGIN])
-            .args(&self.extra)
-            .arg("--")
-            .args(tests)
-            .current_dir(&self.cwd)
-            .env("PYTHONPATH", pythonpath)
-            .env("PYTHONDONTWRITEBYTECODE", "1")
+        vec![
+            ("PYTHONPATH", pythonpath),
+            ("PYTHONDONTWRITEBYTECODE", "1".into()),
             // Loaded but off, not `-p no:freezegate`: the project's `freezegate = true`
             // stays a known ini key under `--strict-config`, and no ledger skip applies.
-            .env("FREEZEGATE_PLUGIN_OFF", "1")
+            ("FREEZEGATE_PLUGIN_OFF", "1".into()),
+        ]
+    }
+
+    /// `python WRAP -m pytest …` as a new process.
+    fn command(&self, wrap: &[String], tests: &[String], mutant: &str, out: &Path) -> Command {
+        let mut command = Command::new(&self.python);
+        command
+            .args(wrap)
+            .args(["-m", "pytest"])
+            .args(self.pytest_args(tests))
+            .current_dir(&self.cwd)
+            .envs(self.env())
             .env("MUTANT_UNDER_TEST", mutant)
             .env("FREEZEGATE_PROVE_OUT", out)
             .stdin(Stdio::null())
@@ -106,7 +134,7 @@ impl Runner {
         tests: &[String],
         limit: Duration,
         slot: usize,
-        wrap: &[String],
+        via: &mut Via,
     ) -> Result<TestRun, GateError> {
         let started = Instant::now();
         let mut verdicts = BTreeMap::new();
@@ -115,31 +143,23 @@ impl Runner {
         while !remaining.is_empty() {
             let out = self.work.join(format!("outcomes-{slot}.jsonl"));
             let _ = std::fs::remove_file(&out);
-            let mut command = self.command(&remaining, mutant, &out);
-            if !wrap.is_empty() {
-                // `python -m coverage run ... -m pytest ...`
-                let args: Vec<_> = command.get_args().map(|a| a.to_os_string()).collect();
-                let mut wrapped = Command::new(&self.python);
-                wrapped.args(wrap).args(&args);
-                for (k, v) in command.get_envs() {
-                    if let Some(v) = v {
-                        wrapped.env(k, v);
-                    }
+            let (status, text, hung) = match via {
+                Via::Process(wrap) => {
+                    let child = self
+                        .command(wrap, &remaining, mutant, &out)
+                        .spawn()
+                        .map_err(|e| {
+                            GateError::usage(format!(
+                                "prove: cannot run pytest with {}: {e}",
+                                self.python.display()
+                            ))
+                        })?;
+                    wait_for(child, limit)?
                 }
-                wrapped
-                    .current_dir(&self.cwd)
-                    .stdin(Stdio::null())
-                    .stdout(Stdio::piped())
-                    .stderr(Stdio::piped());
-                command = wrapped;
-            }
-            let child = command.spawn().map_err(|e| {
-                GateError::usage(format!(
-                    "prove: cannot run pytest with {}: {e}",
-                    self.python.display()
-                ))
-            })?;
-            let (status, text, hung) = wait_for(child, limit)?;
+                Via::Server(server) => {
+                    server.run(mutant, &self.pytest_args(&remaining), &out, limit)?
+                }
+            };
             output = text;
             let (seen, running) = read_outcomes(&out);
             let mut reached_any = false;
@@ -291,13 +311,13 @@ pub struct PoolResult {
     pub budget_hit: bool,
 }
 
-/// Runs `tests` on every mutant, `jobs` at a time, until `deadline`.
+/// Runs `tests` on every mutant, one at a time on each of `servers`, until `deadline`.
 pub fn run_all(
     runner: &Runner,
+    servers: &mut [ForkServer],
     mutants: &[String],
     tests: &[String],
     limit: Duration,
-    jobs: usize,
     deadline: Option<Instant>,
     progress: &(dyn Fn() + Sync),
 ) -> Result<PoolResult, GateError> {
@@ -306,7 +326,7 @@ pub fn run_all(
     let failure: Mutex<Option<GateError>> = Mutex::new(None);
     let budget_hit = std::sync::atomic::AtomicBool::new(false);
     std::thread::scope(|scope| {
-        for slot in 0..jobs.max(1) {
+        for (slot, server) in servers.iter_mut().enumerate() {
             let (next, results, failure, budget_hit) = (&next, &results, &failure, &budget_hit);
             scope.spawn(move || loop {
                 if failure.lock().expect("not poisoned").is_some() {
@@ -325,7 +345,7 @@ pub fn run_all(
                     Some(d) => limit.min(d.saturating_duration_since(Instant::now())),
                     None => limit,
                 };
-                match runner.run(mutant, tests, limit, slot, &[]) {
+                match runner.run(mutant, tests, limit, slot, &mut Via::Server(server)) {
                     Ok(run) if deadline.is_some_and(|d| Instant::now() >= d) => {
                         drop(run);
                         budget_hit.store(true, Ordering::SeqCst);

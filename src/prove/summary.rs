@@ -5,13 +5,14 @@
 use std::fmt::Write;
 use std::time::Duration;
 
+use super::Timing;
 use crate::inputs::proof::{Basis, FreezeProof, Judgement, ProofRecord};
 use crate::words::count;
 
 /// Survivors listed per freeze; the rest are counted.
 const SHOWN: usize = 5;
 
-pub fn render(record: &ProofRecord, timings: &[Duration], path: &str) -> String {
+pub fn render(record: &ProofRecord, timings: &[Timing], path: &str) -> String {
     let mut out = String::new();
     if record.freezes.is_empty() {
         let _ = writeln!(
@@ -39,7 +40,7 @@ pub fn render(record: &ProofRecord, timings: &[Duration], path: &str) -> String 
     out
 }
 
-fn freeze_summary(out: &mut String, f: &FreezeProof, took: Option<Duration>) {
+fn freeze_summary(out: &mut String, f: &FreezeProof, took: Option<Timing>) {
     let _ = writeln!(out, "{}", f.test_id);
     let _ = writeln!(out, "  deposit: {}", f.properties.join(", "));
     if f.stake.is_empty() {
@@ -112,16 +113,18 @@ fn freeze_summary(out: &mut String, f: &FreezeProof, took: Option<Duration>) {
         let _ = writeln!(out, "  INCOMPLETE: {why}");
     }
     if let Some(took) = took {
-        let secs = took.as_secs_f64();
-        let rate = if secs > 0.0 {
-            f.mutants.len() as f64 / secs
-        } else {
-            0.0
+        let rate = |d: Duration| match d.as_secs_f64() {
+            secs if secs > 0.0 => f.mutants.len() as f64 / secs,
+            _ => 0.0,
         };
         let _ = writeln!(
             out,
-            "  {} proven in {secs:.1} s ({rate:.1} mutants/s)",
-            count(f.mutants.len() as i64, "mutant")
+            "  {} proven in {:.1} s ({:.1} mutants/s; their runs alone {:.1} s, {:.1} mutants/s)",
+            count(f.mutants.len() as i64, "mutant"),
+            took.total.as_secs_f64(),
+            rate(took.total),
+            took.mutants.as_secs_f64(),
+            rate(took.mutants),
         );
     }
 }
