@@ -546,18 +546,21 @@ pub fn register(engine: &mut Engine, pytest_root: String, repo_root: std::path::
         // `renamed_out(id)`: the function a test that left the collection was renamed to,
         // in its file at this commit, as `#{file, line, find, name, test_id}` (a report
         // target at that `def`), else `()`.
-        .register_fn("renamed_out", move |id: &str| {
-            let file = ids::repo_file(&pytest_root, id);
-            match crate::inputs::renamed::renamed_out(&repo_root, &file, id) {
-                None => Dynamic::UNIT,
-                Some((name, line)) => {
-                    let mut map = Map::new();
-                    map.insert("file".into(), file.into());
-                    map.insert("line".into(), INT::from(line).into());
-                    map.insert("find".into(), name.clone().into());
-                    map.insert("name".into(), name.into());
-                    map.insert("test_id".into(), id.into());
-                    Dynamic::from_map(map)
+        .register_fn("renamed_out", {
+            let files = crate::inputs::renamed::TestFiles::new(repo_root.clone());
+            move |id: &str| {
+                let file = ids::repo_file(&pytest_root, id);
+                match files.renamed_out(&file, id) {
+                    None => Dynamic::UNIT,
+                    Some((name, line)) => {
+                        let mut map = Map::new();
+                        map.insert("file".into(), file.into());
+                        map.insert("line".into(), INT::from(line).into());
+                        map.insert("find".into(), name.clone().into());
+                        map.insert("name".into(), name.into());
+                        map.insert("test_id".into(), id.into());
+                        Dynamic::from_map(map)
+                    }
                 }
             }
         })

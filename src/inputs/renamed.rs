@@ -3,15 +3,48 @@
 //! (`xtest_total`, `_test_total`, `total`, `disabled_test_total`). FZ603 says so
 //! instead of calling it a deletion.
 
-use std::path::Path;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
-/// The function the test `node_id` (in repository file `file`) was renamed to, and its
-/// line: a `def` whose name is not collected (does not start with `test`) and is the old
-/// name with a prefix added, or without its `test` prefix.
-pub fn renamed_out(repo_root: &Path, file: &str, node_id: &str) -> Option<(String, u32)> {
+/// The test files of the commit under judgement, each read once however many of its
+/// tests left the collection (a patch deleting a file's 500 tests reads it once).
+pub struct TestFiles {
+    repo_root: PathBuf,
+    read: Mutex<HashMap<String, Option<Arc<str>>>>,
+}
+
+impl TestFiles {
+    pub fn new(repo_root: PathBuf) -> TestFiles {
+        TestFiles {
+            repo_root,
+            read: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The function the test `node_id` (in repository file `file`) was renamed to, and
+    /// its line (see [`renamed_out`]); `None` as well for a file that is gone.
+    pub fn renamed_out(&self, file: &str, node_id: &str) -> Option<(String, u32)> {
+        let text = {
+            let mut read = self.read.lock().expect("not poisoned");
+            read.entry(file.to_string())
+                .or_insert_with(|| {
+                    std::fs::read_to_string(self.repo_root.join(file))
+                        .ok()
+                        .map(Arc::from)
+                })
+                .clone()?
+        };
+        renamed_out(&text, node_id)
+    }
+}
+
+/// The function the test `node_id` was renamed to in its file's `text`, and its line: a
+/// `def` whose name is not collected (does not start with `test`) and is the old name
+/// with a prefix added, or without its `test` prefix.
+pub fn renamed_out(text: &str, node_id: &str) -> Option<(String, u32)> {
     let old = test_function(node_id)?;
     let bare = old.strip_prefix("test")?.trim_start_matches('_');
-    let text = std::fs::read_to_string(repo_root.join(file)).ok()?;
     text.lines().enumerate().find_map(|(i, line)| {
         let name = defined_name(line)?;
         let renamed = name != old
@@ -39,7 +72,7 @@ fn defined_name(line: &str) -> Option<&str> {
 
 #[cfg(test)]
 mod tests {
-    use super::renamed_out;
+    use super::TestFiles;
 
     #[test]
     fn a_function_renamed_out_of_collection_is_found_with_its_line() {
@@ -51,7 +84,8 @@ mod tests {
             "def test_kept():\n    pass\n\n\nclass TestX:\n    async def xtest_total(self):\n        pass\n\ndef helper_rounding():\n    pass\n\ndef rounding():\n    pass\n",
         )
         .unwrap();
-        let found = |id: &str| renamed_out(dir.path(), file, id);
+        let files = TestFiles::new(dir.path().to_path_buf());
+        let found = |id: &str| files.renamed_out(file, id);
         assert_eq!(
             found("tests/test_a.py::TestX::test_total[2]"),
             Some(("xtest_total".to_string(), 6))
@@ -64,8 +98,11 @@ mod tests {
         assert_eq!(found("tests/test_a.py::test_kept"), None);
         assert_eq!(found("tests/test_a.py::test_vanished"), None);
         assert_eq!(
-            renamed_out(dir.path(), "tests/none.py", "tests/none.py::test_a"),
+            files.renamed_out("tests/none.py", "tests/none.py::test_a"),
             None
         );
+        // Read once: a later change on disk is not seen within one check.
+        std::fs::write(dir.path().join(file), "def xtest_kept():\n    pass\n").unwrap();
+        assert_eq!(found("tests/test_a.py::test_kept"), None);
     }
 }
