@@ -382,10 +382,9 @@ def serve() -> None:
     then}; then each {"mutant", "args", "out", "log", "limit", "fresh"} runs
     `pytest.main(args)` in a forked child with MUTANT_UNDER_TEST set (after forgetting the
     project's modules when `fresh`), output to `log`, and replies {"status": EXIT or null
-    when stopped at `limit` seconds}. mutmut's own
-    fork server does the same (its `forkserver_warmup = collect`): a run pays for its
-    tests, not for Python's and pytest's start. Where there is no fork, each run is a
-    new `python -m pytest`."""
+    when stopped at `limit` seconds}. mutmut's own fork server does the same (its
+    `forkserver_warmup = collect`): a run pays for its tests, not for Python's and
+    pytest's start. Where there is no fork, each run is a new `python -m pytest`."""
     replies = os.fdopen(os.dup(1), "w", encoding="utf-8")
     # `python -m pytest` puts the working directory first on sys.path; so does this.
     sys.path[0] = os.getcwd()

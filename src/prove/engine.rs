@@ -63,17 +63,27 @@ impl Driver {
         })
     }
 
-    fn run(&self, args: &[&str], cwd: &Path) -> Result<Output, GateError> {
-        Command::new(&self.python)
+    /// `python driver.py ARGS…`, in `cwd`.
+    pub fn command(&self, args: &[&str], cwd: &Path) -> Command {
+        let mut command = Command::new(&self.python);
+        command
             .arg(self.dir.join(format!("{PLUGIN}.py")))
             .args(args)
             .current_dir(cwd)
-            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .env("PYTHONDONTWRITEBYTECODE", "1");
+        command
+    }
+
+    /// The error for a Python that cannot be started.
+    pub fn cannot_run(&self, e: std::io::Error) -> GateError {
+        GateError::usage(format!("prove: cannot run {}: {e}", self.python.display()))
+            .with_help("point --python at the interpreter of the project's tests")
+    }
+
+    fn run(&self, args: &[&str], cwd: &Path) -> Result<Output, GateError> {
+        self.command(args, cwd)
             .output()
-            .map_err(|e| {
-                GateError::usage(format!("prove: cannot run {}: {e}", self.python.display()))
-                    .with_help("point --python at the interpreter of the project's tests")
-            })
+            .map_err(|e| self.cannot_run(e))
     }
 
     fn json<T: serde::de::DeserializeOwned>(

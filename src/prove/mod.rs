@@ -318,7 +318,15 @@ fn prove_one(
     } else {
         driver.mutate(&lines, &runner.cwd)?
     };
-    let result = run_mutants(&mut freeze, made, runner, options, deadline, pytest_root);
+    let result = run_mutants(
+        &mut freeze,
+        made,
+        runner,
+        driver,
+        options,
+        deadline,
+        pytest_root,
+    );
     for file in lines.keys() {
         scratch.restore(&in_repo(pytest_root, file))?;
     }
@@ -329,6 +337,7 @@ fn run_mutants(
     freeze: &mut FreezeProof,
     mut made: Vec<engine::Made>,
     runner: &Runner,
+    driver: &Driver,
     options: &Options,
     deadline: Option<Instant>,
     pytest_root: &str,
@@ -357,7 +366,7 @@ fn run_mutants(
     // One warm server per worker (all warming up at once), on the mutated files.
     let jobs = options.jobs.clamp(1, made.len().max(1));
     let mut servers = (0..jobs)
-        .map(|slot| ForkServer::start(runner, &tests, slot))
+        .map(|slot| ForkServer::start(driver, runner, &tests, slot))
         .collect::<Result<Vec<_>, _>>()?;
     // Every test on the unmutated code: the properties' own outcome there, and how long
     // a run takes (the limit for a mutant's run).

@@ -17,6 +17,9 @@ use super::engine::PLUGIN;
 use super::server::ForkServer;
 use crate::error::GateError;
 
+/// The help of an error that stopped the tests of a freeze from running at all.
+pub const RUN_ALONE: &str = "a frozen test and its properties must run alone (`FREEZEGATE_PLUGIN_OFF=1 pytest TEST_ID`): fix the collection error or missing fixture";
+
 /// How a test did on one run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
@@ -212,9 +215,13 @@ impl Runner {
                     "prove: pytest did not run {} (exit status {}){}:\n{output}",
                     left.join(", "),
                     status.map_or("none".to_string(), |s| s.to_string()),
-                    if mutant.is_empty() { String::new() } else { format!(" on mutant {mutant}") },
+                    if mutant.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" on mutant {mutant}")
+                    },
                 ))
-                .with_help("a frozen test and its properties must run alone (`FREEZEGATE_PLUGIN_OFF=1 pytest TEST_ID`): fix the collection error or missing fixture"));
+                .with_help(RUN_ALONE));
             }
             remaining = left;
         }

@@ -11,11 +11,11 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 use std::time::Duration;
 
-use super::engine::PLUGIN;
-use super::pool::Runner;
+use super::engine::Driver;
+use super::pool::{Runner, RUN_ALONE};
 use crate::error::GateError;
 
 pub struct ForkServer {
@@ -58,26 +58,23 @@ impl Reply {
 impl ForkServer {
     /// Starts worker `slot`'s server and sends it the warm-up for `tests`; the first
     /// run waits for it, so the servers of every slot warm up at once.
-    pub fn start(runner: &Runner, tests: &[String], slot: usize) -> Result<ForkServer, GateError> {
+    pub fn start(
+        driver: &Driver,
+        runner: &Runner,
+        tests: &[String],
+        slot: usize,
+    ) -> Result<ForkServer, GateError> {
         let log = runner.work.join(format!("server-{slot}.log"));
         let errors = std::fs::File::create(&log)
             .map_err(|e| GateError::write(log.display().to_string(), e.to_string()))?;
-        let mut command = Command::new(&runner.python);
-        command
-            .arg(runner.driver_dir.join(format!("{PLUGIN}.py")))
-            .arg("serve")
-            .current_dir(&runner.cwd)
+        let mut child = driver
+            .command(&["serve"], &runner.cwd)
             .envs(runner.env())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::from(errors));
-        let mut child = command.spawn().map_err(|e| {
-            GateError::usage(format!(
-                "prove: cannot run {}: {e}",
-                runner.python.display()
-            ))
-            .with_help("point --python at the interpreter of the project's tests")
-        })?;
+            .stderr(Stdio::from(errors))
+            .spawn()
+            .map_err(|e| driver.cannot_run(e))?;
         let requests = child.stdin.take().expect("piped");
         let replies = BufReader::new(child.stdout.take().expect("piped"));
         let warm_log = runner.work.join(format!("warm-{slot}.log"));
@@ -132,7 +129,7 @@ impl ForkServer {
             "prove: pytest's fork server ended (exit status {}):\n{printed}",
             status.map_or("none".to_string(), |s| s.to_string())
         ))
-        .with_help("a frozen test and its properties must run alone (`FREEZEGATE_PLUGIN_OFF=1 pytest TEST_ID`): fix the collection error")
+        .with_help(RUN_ALONE)
     }
 
     /// Runs pytest with `args` on `mutant` ("" for the unmutated code), each test's
