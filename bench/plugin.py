@@ -2,6 +2,7 @@
 """The pytest plugin's cost, and the run record against today's artifacts (issue 16).
 
     python3 bench/plugin.py [--runs 3] [--tests 20000] [--record-tests 1000000]
+    python3 bench/plugin.py --instructions [--tests 2000]
 
 On a generated suite (plain, parametrized and class tests with trivial bodies, and 50
 Hypothesis properties) in a temporary git repository, with this tree's release wheel
@@ -21,6 +22,13 @@ and of CPU time (the pytest process's user + system time: what a busy machine do
 inflate as much as wall time), each as the median of the rounds' paired differences with
 the min and max beside it, so one lucky round cannot stand for the figure. The machine
 (cores, CPU model, load average before and after) is printed with the figures.
+
+With `--instructions`, the plugin's cost is counted instead of timed: callgrind counts
+the instructions of `pytest` and `pytest --freezegate` on one file of the generated
+suite and on all of it (2,000 tests by default), which gives pytest's instructions per
+test, the plugin's per test and once per session, and what observing one of the
+ledger's properties costs. The counts are the same run after run, whatever the machine
+is doing, where wall time on a shared VM drifts by more than the plugin costs.
 """
 import argparse
 import json
@@ -206,10 +214,15 @@ def record_benchmark(binary, runs, count):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--tests", type=int, default=20000)
+    parser.add_argument("--tests", type=int, help="tests to generate (default 20,000; 2,000 with --instructions)")
     parser.add_argument("--record-tests", type=int, default=1_000_000)
+    parser.add_argument("--instructions", action="store_true",
+                        help="count the plugin's instructions under callgrind instead of timing it")
     args = parser.parse_args()
     wheel, binary = build_and_install()
+    if args.instructions:
+        return instructions_benchmark(binary, args.tests or 2000)
+    args.tests = args.tests or 20000
     print(f"wheel: {os.path.basename(wheel)}, {os.path.getsize(wheel) / 1e6:.1f} MB")
     print(f"machine: {machine()}; load average before {load_average()}")
     rounds, recorded = suite_benchmark(binary, args.runs, args.tests)
@@ -244,6 +257,56 @@ def main():
     met = overhead <= 0.05 and supervised_overhead <= 0.05 and speedup >= 1.3 and ratio <= 1.5 and rss <= 2 * size
     print(f"load average after {load_average()}")
     print("all targets met" if met else "NOT all targets met")
+
+
+def instructions_benchmark(binary, tests):
+    """The plugin's cost in instructions, counted by callgrind: the same for the same
+    code whatever else the machine does (its wall time drifts by a quarter here from
+    minute to minute). Per test, from two suite sizes (one file of 100 tests, and every
+    file), so the fixed cost (asking the binary, importing the plugin) is apart; per
+    property the ledger names, from the properties' file alone."""
+    if shutil.which("valgrind") is None:
+        sys.exit("--instructions needs valgrind (apt-get install valgrind)")
+    root = tempfile.mkdtemp(prefix="freezegate-bench-instructions-")
+    generate_suite(root, tests)
+    observed = sum(1 for f in range(max(1, tests // 100)) if f % 20 == 0)
+    env = dict(os.environ, FREEZEGATE=binary, PYTHONDONTWRITEBYTECODE="1", PYTHONHASHSEED="0")
+    env.pop("HYPOTHESIS_EXPERIMENTAL_OBSERVABILITY", None)
+    pytest = [PYTHON, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    variants = {"plain": ["-p", "no:freezegate"], "plugin": ["--freezegate"]}
+    suites = {"one file": ["tests/test_mod1.py"], "every file": ["--ignore", "tests/test_props.py"],
+              "properties": ["tests/test_props.py"]}
+    jobs = [(suite, variant, pytest + flags + paths) for suite, paths in suites.items() for variant, flags in variants.items()]
+
+    def count(job):
+        suite, variant, args = job
+        out = os.path.join(root, f"callgrind.{suite.replace(' ', '-')}.{variant}")
+        done = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"] + args,
+                              cwd=root, env=env, capture_output=True, text=True)
+        found = [line for line in done.stderr.splitlines() if "Collected :" in line]
+        if done.returncode not in (0, 1) or not found:
+            sys.exit(f"callgrind {' '.join(args)} exited {done.returncode}:\n{done.stderr[-2000:]}")
+        return (suite, variant), int(found[-1].split(":")[-1].strip().replace(",", ""))
+
+    # Two at a time: callgrind runs one core's worth each, and counts do not depend on it.
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        counts = dict(pool.map(count, jobs))
+    shutil.rmtree(root, ignore_errors=True)
+    few, many = 100, tests
+    delta = {suite: counts[(suite, "plugin")] - counts[(suite, "plain")] for suite in suites}
+    pytest_per_test = (counts[("every file", "plain")] - counts[("one file", "plain")]) / (many - few)
+    plugin_per_test = (delta["every file"] - delta["one file"]) / (many - few)
+    fixed = delta["one file"] - few * plugin_per_test
+    print(f"machine: {machine()}; instructions counted by callgrind ({tests} tests, {observed} in the ledger)")
+    for (suite, variant), n in sorted(counts.items()):
+        print(f"  {suite:<11} {variant:<7} {n / 1e9:7.3f} G")
+    print(f"  pytest, per test             {pytest_per_test / 1e3:8.1f} k")
+    print(f"  the plugin, per test         {plugin_per_test / 1e3:8.1f} k  ({plugin_per_test / pytest_per_test * 100:+.1f} % of pytest's)")
+    print(f"  the plugin, once per session {fixed / 1e6:8.1f} M  (asking the binary, imports, the record's write)")
+    per_property = (delta["properties"] - fixed - PROPERTIES * plugin_per_test) / observed
+    print(f"  per property the ledger names {per_property / 1e6:7.1f} M  "
+          f"(its {observed} properties observed, of {PROPERTIES} in the file)")
 
 
 def spread(values, fmt):

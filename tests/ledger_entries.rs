@@ -104,6 +104,36 @@ fn a_write_changes_only_the_copy_written_to() {
 }
 
 #[test]
+fn a_value_read_from_an_entry_is_the_reader_s_own() {
+    // Fields and properties are converted once and shared by every later read: a change
+    // to what one read returned must not show in the next read, nor in another script's
+    // (the default pack's, which must still pass).
+    let mut world = World::passing();
+    world.entry_mut().insert("tags".into(), json!(["a"]));
+    let body = format!(
+        "let e = ledger.freezes[0];\n\
+         let tags = e.tags; tags.push(\"b\");\n\
+         let owner = e.owner; owner += \"x\";\n\
+         let props = properties(e); props[0].id = \"x.py::t\"; props.push(1);\n\
+         let other = e; other.compensating_property = [\"a.py::t\", \"b.py::u\"];\n{}",
+        checks(&[
+            ("an array read is a copy", "tags.len() == 2 && e.tags == [\"a\"]"),
+            ("a string read is a copy", "owner == \"finleyx\" && e.owner == \"finley\""),
+            (
+                "properties are a copy",
+                "properties(e).len() == 1 && properties(e)[0].id != \"x.py::t\" && properties(e)[0].id == e.compensating_property"
+            ),
+            (
+                "properties follow a written field",
+                "properties(other).len() == 2 && properties(other)[1].id == \"b.py::u\" && properties(other)[1].field == \"compensating_property[1]\""
+            ),
+            ("and not the other copies'", "properties(e).len() == 1"),
+        ])
+    );
+    assert_ran_and_passed(run_with_script(world, "", &body));
+}
+
+#[test]
 fn a_report_on_an_entry_points_at_its_field() {
     let body =
         "for e in ledger.freezes { report(\"ORG1\", e, \"owner\", `owner is ${e.owner}`); }\n";

@@ -1007,13 +1007,28 @@ fn human_output_groups_the_cases_of_one_skip_and_the_tests_of_one_hidden_file() 
     insta::assert_snapshot!(text(&out.stdout));
 }
 
+/// A decorator that wraps a test (functools.wraps: `@mock.patch`, `@unittest.skip`) leaves
+/// the test's own lines in the record, not its wrapper's in the decorator's module.
+#[test]
+fn a_wrapped_test_keeps_its_own_lines() {
+    let project = Project::new();
+    project.write(
+        "tests/test_wrapped.py",
+        "from unittest import mock\n\n\n@mock.patch(\"os.getcwd\")\ndef test_patched(getcwd):\n    getcwd.return_value = \"/\"\n    assert True\n",
+    );
+    let record = project.record(&["-p", "no:xdist"], "gate/run.json");
+    let row = &record["tests"]["tests/test_wrapped.py::test_patched"];
+    assert_eq!(row["outcome"], "passed", "{row}");
+    assert_eq!(row["lines"], json!([4, 7]), "{row}");
+}
+
 /// Every skip points at the line that caused it, worded for what it is, with and without
 /// xdist (the place is found where the test ran and travels on its report).
 #[test]
 fn skips_point_at_the_line_that_set_them() {
     let project = patched(
         |p| {
-            p.write("tests/test_legacy.py", "import unittest\n\n\nclass TestOff(unittest.TestCase):\n    def test_a(self):\n        pass\n\n    def test_b(self):\n        pass\n\n\nclass TestCalls(unittest.TestCase):\n    def test_call(self):\n        self.assertTrue(True)\n\n    def test_raise(self):\n        self.assertTrue(True)\n");
+            p.write("tests/test_legacy.py", "import unittest\n\n\nclass TestOff(unittest.TestCase):\n    def test_a(self):\n        pass\n\n    def test_b(self):\n        pass\n\n\nclass TestCalls(unittest.TestCase):\n    def test_call(self):\n        self.assertTrue(True)\n\n    def test_raise(self):\n        self.assertTrue(True)\n\n    def test_method(self):\n        self.assertTrue(True)\n");
             p.write("tests/test_store.py", "import pytest\n\n\n@pytest.fixture\ndef db():\n    yield 1\n\n\ndef test_read(db):\n    pass\n\n\ndef test_quarantined():\n    pass\n");
             p.write(
                 "tests/test_slow.py",
@@ -1039,6 +1054,13 @@ fn skips_point_at_the_line_that_set_them() {
                 legacy,
                 "    def test_raise(self):\n        self.assertTrue(True)",
                 "    def test_raise(self):\n        raise unittest.SkipTest(\"no db\")",
+            );
+            // @unittest.skip wraps the method in a function of unittest's (case.py).
+            edit(
+                p,
+                legacy,
+                "    def test_method(self):",
+                "    @unittest.skip(\"flaky\")\n    def test_method(self):",
             );
             p.write("tests/test_store.py", "import pytest\n\n\n@pytest.fixture\ndef db():\n    pytest.skip(\"no database\")\n    yield 1\n\n\ndef test_read(db):\n    pass\n\n\ndef test_quarantined():\n    pass\n");
             p.write("tests/test_slow.py", "import pytest\n\npytestmark = pytest.mark.skip(reason=\"slow\")\n\n\ndef test_s1():\n    pass\n\n\ndef test_s2():\n    pass\n");
@@ -1066,6 +1088,7 @@ fn skips_point_at_the_line_that_set_them() {
             ("FZ601", "tests/test_legacy.py::TestOff::test_a", "are skipped by @unittest.skip on its class: legacy", "tests/test_legacy.py", 4),
             ("FZ601", "tests/test_legacy.py::TestCalls::test_call", "skips itself (self.skipTest()): no network", "tests/test_legacy.py", 16),
             ("FZ601", "tests/test_legacy.py::TestCalls::test_raise", "skips itself (raise unittest.SkipTest): no db", "tests/test_legacy.py", 19),
+            ("FZ601", "tests/test_legacy.py::TestCalls::test_method", "is skipped by @unittest.skip: flaky", "tests/test_legacy.py", 21),
             ("FZ601", "tests/test_store.py::test_read", "is skipped by pytest.skip() in the fixture db: no database", "tests/test_store.py", 6),
             ("FZ601", "tests/test_store.py::test_quarantined", "is skipped by a marker that pytest_collection_modifyitems in tests/conftest.py added: quarantined", "tests/conftest.py", 7),
             ("FZ601", "tests/test_slow.py::test_s1", "are skipped by its module's pytestmark: slow", "tests/test_slow.py", 3),

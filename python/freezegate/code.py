@@ -17,6 +17,7 @@ import functools
 import hashlib
 import inspect
 import linecache
+import operator
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import pytest
@@ -26,42 +27,48 @@ DIGEST_HEX = 16
 
 Definition = Any  # an ast.FunctionDef, ast.AsyncFunctionDef or ast.ClassDef
 Span = Tuple[int, int]  # a test's first (decorators included) and last line
+Place = Tuple[str, int]  # a file and a line in it
 
 
-def code_of(item: pytest.Item) -> Tuple[Optional[Span], Optional[str]]:
-    """The test's first (decorators included) and last line, and its code's digest (a
-    Hypothesis test's; None for any other)."""
+def code_of(item: pytest.Item) -> Tuple[Optional[Span], Optional[str], Optional[Place]]:
+    """The test's first (decorators included) and last line, its code's digest (a
+    Hypothesis test's; None for any other), and where a state-machine test is in its
+    test file (None for every other test, which pytest places right)."""
     function = getattr(item, "obj", None)
     machine = getattr(function, "_hypothesis_state_machine_class", None)
     if isinstance(machine, type):
-        return _machine(machine)
+        span, digest = _machine(machine)
+        return span, digest, _machine_place(item, span)
     # Hypothesis wraps a property: its own code is the inner test's.
-    inner = getattr(getattr(function, "hypothesis", None), "inner_test", None)
+    hypothesis = getattr(function, "hypothesis", None)
+    inner = getattr(hypothesis, "inner_test", None) if hypothesis is not None else None
+    if inner is None and getattr(function, "__wrapped__", None) is not None:
+        # A decorator that keeps the test in __wrapped__ (@unittest.skip, @mock.patch,
+        # functools.wraps): the test's code is the test's, not the wrapper's.
+        function = inspect.unwrap(function)
     code = getattr(inner or function, "__code__", None)
     if code is None:
-        return None, None
+        return None, None, None
     # By identity: hashing a code object hashes its bytecode and constants each time.
+    # The cached tuple itself is the span: a list a test would be one more object every
+    # garbage collection of the run walks (tuples of ints are not tracked).
     known = _SPANS.get(id(code))
     if known is None or known[0] is not code:
         known = _SPANS[id(code)] = (code, _code_span(code))
-    # The cached tuple itself: a list a test would be one more object every garbage
-    # collection of the run walks (tuples of ints are not tracked).
-    span = known[1]
-    return span, _digest_at(code.co_filename, span[0]) if inner is not None else None
+    if inner is None:
+        return known[1], None, None
+    return known[1], _digest_at(code.co_filename, known[1][0]), None
 
 
-def place_of(item: pytest.Item) -> Optional[Tuple[str, int]]:
+def _machine_place(item: pytest.Item, span: Optional[Span]) -> Optional[Place]:
     """Where a state-machine test is in its test file (the ``TestX = ...`` line, or the
     class, that pytest collected): pytest places it at Hypothesis's ``runTest``, in
-    site-packages. None for every other test, which pytest places right."""
-    function = getattr(item, "obj", None)
-    machine = getattr(function, "_hypothesis_state_machine_class", None)
-    if not isinstance(machine, type) or item.parent is None:
+    site-packages."""
+    if item.parent is None:
         return None
     filename = str(item.path)
     line = _module_names(filename).get(item.parent.name)
     if line is None:
-        span, _ = _machine(machine)
         if span is None:
             return None
         line = span[0]
@@ -108,12 +115,18 @@ def _code_span(code: Any) -> Span:
     """A code object's first and last line (parametrized cases share theirs)."""
     first = code.co_firstlineno
     if hasattr(code, "co_lines"):
-        last = max([line or first for _, _, line in code.co_lines()], default=first)
+        # Iterated in C (no Python frame an instruction range): a suite of small tests
+        # has as many code objects as tests.
+        lines = filter(None, map(_LINE, code.co_lines()))
     else:  # Python 3.9
         import dis
 
-        last = max([line for _, line in dis.findlinestarts(code)], default=first)
-    return first, max(first, last)
+        lines = map(_LINE_START, dis.findlinestarts(code))
+    return first, max(first, max(lines, default=first))
+
+
+_LINE = operator.itemgetter(2)  # of a co_lines() entry: (start, end, line)
+_LINE_START = operator.itemgetter(1)  # of a findlinestarts() entry: (offset, line)
 
 
 @functools.lru_cache(maxsize=None)

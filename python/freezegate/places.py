@@ -28,10 +28,17 @@ Place = Dict[str, Any]
 _MARKS = ("skip", "skipif", "xfail")
 
 
-def skip_place(item: pytest.Item, call: pytest.CallInfo, relative: Callable[[str], str]) -> Optional[Place]:
-    """The place of the skip or xfail this phase of ``item`` reported, if pytest's is not it."""
+def skip_place(
+    item: pytest.Item, when: str, excinfo: Optional[pytest.ExceptionInfo], relative: Callable[[str], str]
+) -> Optional[Place]:
+    """The place of the skip or xfail phase ``when`` of ``item`` reported, if pytest's is
+    not it; ``excinfo`` is the skip that phase raised (None when it raised none)."""
     try:
-        return _unittest_place(item, call, relative) or _fixture_place(item, call, relative) or _mark_place(item, relative)
+        return (
+            _unittest_place(item, excinfo, relative)
+            or _fixture_place(item, when, excinfo, relative)
+            or _mark_place(item, relative)
+        )
     except Exception:  # a place is a pointer: never a reason for the run to fail
         return None
 
@@ -61,7 +68,9 @@ def _file_of(obj: Any, relative: Callable[[str], str]) -> Optional[str]:
     return relative(path) if path else None
 
 
-def _unittest_place(item: pytest.Item, call: pytest.CallInfo, relative: Callable[[str], str]) -> Optional[Place]:
+def _unittest_place(
+    item: pytest.Item, excinfo: Optional[pytest.ExceptionInfo], relative: Callable[[str], str]
+) -> Optional[Place]:
     cls = getattr(item, "cls", None)
     if cls is None or not issubclass(cls, unittest.TestCase):
         return None
@@ -69,8 +78,9 @@ def _unittest_place(item: pytest.Item, call: pytest.CallInfo, relative: Callable
         return _place("class", _file_of(cls, relative), _first_line(cls), "unittest")
     method = getattr(item, "obj", None)
     if getattr(method, "__unittest_skip__", False):
+        # @unittest.skip wraps the method in a function of unittest's own (functools.wraps).
+        method = inspect.unwrap(method)
         return _place("method", _file_of(method, relative), _first_line(method), "unittest")
-    excinfo = call.excinfo
     if excinfo is None:
         return None
     # pytest raises its own skip inside unittest's handler: the SkipTest is its context.
@@ -100,9 +110,10 @@ def _innermost(tb: Any, file: Optional[str], relative: Callable[[str], str]) -> 
     return found
 
 
-def _fixture_place(item: pytest.Item, call: pytest.CallInfo, relative: Callable[[str], str]) -> Optional[Place]:
-    excinfo = call.excinfo
-    if call.when != "setup" or excinfo is None or not excinfo.errisinstance(pytest.skip.Exception):
+def _fixture_place(
+    item: pytest.Item, when: str, excinfo: Optional[pytest.ExceptionInfo], relative: Callable[[str], str]
+) -> Optional[Place]:
+    if when != "setup" or excinfo is None or not excinfo.errisinstance(pytest.skip.Exception):
         return None
     info = getattr(item, "_fixtureinfo", None)
     fixtures: Dict[Any, str] = {}

@@ -24,7 +24,7 @@ import pytest
 
 from . import census
 from .binary import ask_binary
-from .code import code_of, forget as forget_code, place_of
+from .code import code_of, forget as forget_code
 from .outcomes import RANK, covered_by, outcome_of, reason, relative_to, skip_detail
 from .places import skip_place
 from .pipe import Pipe
@@ -36,6 +36,9 @@ DEFAULT_RECORD = "gate/run.json"
 _WORKER_KEY = "freezegate"
 # Set by `freezegate check --collect`: its pytest collection is not a test run.
 OFF_VARIABLE = "FREEZEGATE_PLUGIN_OFF"
+# The entry of a test that passed (shared: only other outcomes get an entry of their own).
+_PASSED: Dict[str, Any] = {"outcome": "passed"}
+_SKIPPED = pytest.skip.Exception
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -124,7 +127,14 @@ class FreezegatePlugin:
         self.worker_samples: Dict[str, Any] = {}
         self.worker_census: List[List[Dict[str, Any]]] = []
         self.samples = Samples()
+        # The ids of the tests whose setup passed, and an entry for each test whose outcome
+        # is not a pass (a passed test has none until the record is written).
+        self.ran: List[str] = []
         self.tests: Dict[str, Dict[str, Any]] = {}
+        # This process's items by id (none in an xdist controller), and the skips their
+        # phases raised until their reports are seen.
+        self._items: Dict[str, pytest.Item] = {}
+        self._skips: Dict[str, pytest.ExceptionInfo] = {}
         self.collection_skips: Dict[str, Dict[str, Any]] = {}
         self.crashed = False
         self.collection_failed = False
@@ -165,29 +175,32 @@ class FreezegatePlugin:
     def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config, items: List[pytest.Item]):
         # Around every other implementation: what pytest collected, before `-k`, `-m`,
         # `--deselect`, `--lf` or a conftest hook took anything away.
-        self._before = [item.nodeid for item in items]
+        before = self._before = []
+        by_id = self._items = {}
+        collection = self.collection
         frozen = self.frozen
         # Only a test in a file with a freeze can be covered by one.
         files = {node_id.partition("::")[0] for node_id in frozen}
         for item in items:
-            if item.nodeid.partition("::")[0] in files and covered_by(item.nodeid, frozen):
+            node_id = item.nodeid
+            before.append(node_id)
+            by_id[node_id] = item
+            if files and node_id.partition("::")[0] in files and covered_by(node_id, frozen):
                 ledger = self.answer.get("ledger", "the ledger")
                 item.add_marker(pytest.mark.skip(reason=f"frozen in {ledger} (freezegate)"))
-            span, digest = code_of(item)
+            span, digest, place = code_of(item)
             if span is not None:
-                self.collection.lines[item.nodeid] = span
+                collection.lines[node_id] = span
             if digest is not None:
-                self.collection.digests[item.nodeid] = digest
-            place = place_of(item)
+                collection.digests[node_id] = digest
             if place is not None:
-                self.collection.places[item.nodeid] = [self.relative(place[0]), place[1]]
+                collection.places[node_id] = [self.relative(place[0]), place[1]]
         forget_code()
         # Hypothesis is imported by a suite that has properties, once it is collected:
         # a suite without them does not pay for importing it.
         if "hypothesis" in sys.modules:
             self.samples.install(self.answer.get("observe"))
             self.samples.observe_items(items)
-        self._items = {item.nodeid: item for item in items}
         yield
 
     def pytest_deselected(self, items: List[pytest.Item]) -> None:
@@ -201,9 +214,8 @@ class FreezegatePlugin:
         for node_id in self._before:
             if node_id not in kept and node_id not in self.collection.deselected:
                 self.collection.dropped.add(node_id)
-        items = getattr(self, "_items", {})
         for node_id in self.collection.deselected | self.collection.dropped:
-            item = items.get(node_id)
+            item = self._items.get(node_id)
             if item is not None:
                 self.collection.markers[node_id] = sorted({m.name for m in item.iter_markers()})
 
@@ -223,31 +235,53 @@ class FreezegatePlugin:
                 "line": line,
             }
 
-    @pytest.hookimpl(hookwrapper=True)
-    def pytest_runtest_makereport(self, item: pytest.Item, call: Any):
-        outcome = yield
-        report = outcome.get_result()
-        if report.skipped or hasattr(report, "wasxfail"):
-            place = skip_place(item, call, self.relative)
-            if place is not None:
-                # An attribute of the report travels with it from an xdist worker.
-                report.freezegate_place = place
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo) -> None:
+        # A plain implementation, not a wrapper: it runs for every phase of every test and
+        # only keeps a skip's exception for pytest_runtest_logreport to find its line.
+        # Not tryfirst: pytest's unittest support (tryfirst) moves a TestCase's skip into
+        # `call` first, and pytest's own implementation, which makes the report, comes after.
+        excinfo = call.excinfo
+        if excinfo is not None and isinstance(excinfo.value, _SKIPPED):
+            self._skips[item.nodeid] = excinfo
 
+    @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        # Most reports say a phase passed: they cost a comparison or two (a passed test is
+        # one id in `ran`; only other outcomes get an entry in `tests`).
+        if report.outcome == "passed":
+            when = report.when
+            if when == "setup":
+                self.ran.append(report.nodeid)
+                return
+            if when == "teardown":
+                if self.pipe is not None:
+                    self.pipe.row(report.nodeid, self.tests.get(report.nodeid, _PASSED))
+                return
+            if not hasattr(report, "wasxfail"):
+                return
+        self._note(report)
+
+    def _note(self, report: pytest.TestReport) -> None:
+        """A report that is not a plain pass: its outcome, and where a skip came from."""
+        if report.skipped or hasattr(report, "wasxfail"):
+            # Where the test ran (in this process, or in an xdist worker before the report
+            # travels to the controller, tryfirst), the line that set the skip.
+            item = self._items.get(report.nodeid)
+            if item is not None:
+                place = skip_place(item, report.when, self._skips.pop(report.nodeid, None), self.relative)
+                if place is not None:
+                    report.freezegate_place = place
         if self.is_worker:
             return
         outcome = outcome_of(report)
-        entry = self.tests.get(report.nodeid)
-        if outcome is not None:
-            if entry is None:
-                entry = self.tests[report.nodeid] = {"outcome": "passed"}
-            if outcome != "passed" and RANK[outcome] >= RANK[entry["outcome"]]:
-                entry.clear()
-                entry["outcome"] = outcome
+        if outcome is not None and outcome != "passed":
+            entry = self.tests.get(report.nodeid, _PASSED)
+            if RANK[outcome] >= RANK[entry["outcome"]]:
+                entry = self.tests[report.nodeid] = {"outcome": outcome}
                 if outcome in ("skipped", "xfailed", "xpassed"):
                     entry.update(skip_detail(report, outcome, self.frozen, self.relative))
-        if report.when == "teardown" and entry is not None and self.pipe is not None:
-            self.pipe.row(report.nodeid, entry)
+        if report.when == "teardown" and self.pipe is not None:
+            self.pipe.row(report.nodeid, self.tests.get(report.nodeid, _PASSED))
 
     def _incomplete(self, session: pytest.Session, exitstatus: int) -> Optional[str]:
         """Why the run is not the whole run, or None when it is."""
@@ -338,20 +372,29 @@ class FreezegatePlugin:
                 collection.merge(worker)
         samples = self.worker_samples if self.worker_collections else self.samples.to_json()
         incomplete = self._incomplete(session, int(exitstatus))
-        lines, digests = collection.lines, collection.digests
-        tests = {}
+        ran = set(self.ran)
+        ran.update(self.tests)
         # In collection order (then any test not collected), as the gate reads fastest.
-        collected = [i for i in collection.collected if i in self.tests]
-        listed = set(collected)
-        for node_id in collected + sorted(i for i in self.tests if i not in listed):
-            entry = dict(self.tests[node_id])
-            if node_id in lines:
-                entry["lines"] = lines[node_id]
-            if node_id in digests:
-                entry["digest"] = digests[node_id]
-            place = collection.places.get(node_id)
-            if place is not None and _outside(entry.get("file")):
-                entry["file"], entry["line"] = place
+        order = [i for i in collection.collected if i in ran]
+        if len(order) < len(ran):
+            listed = set(order)
+            order += sorted(i for i in ran if i not in listed)
+        tests = {}
+        noted, lines, digests, places = self.tests, collection.lines, collection.digests, collection.places
+        for node_id in order:
+            entry = noted.get(node_id)
+            entry = {"outcome": "passed"} if entry is None else dict(entry)
+            span = lines.get(node_id)
+            if span is not None:
+                entry["lines"] = span
+            if digests:
+                digest = digests.get(node_id)
+                if digest is not None:
+                    entry["digest"] = digest
+            if places:
+                place = places.get(node_id)
+                if place is not None and _outside(entry.get("file")):
+                    entry["file"], entry["line"] = place
             tests[node_id] = entry
         addopts_at = self._addopts_at()
         record = {
