@@ -105,9 +105,9 @@ fn a_write_changes_only_the_copy_written_to() {
 
 #[test]
 fn a_value_read_from_an_entry_is_the_reader_s_own() {
-    // Fields and properties are converted once and shared by every later read: a change
-    // to what one read returned must not show in the next read, nor in another script's
-    // (the default pack's, which must still pass).
+    // What a read of a field or of properties() returns is the reader's own: a change to
+    // it must not show in the next read, nor in another script's (the default pack's,
+    // which must still pass), and properties() follows a field the script wrote.
     let mut world = World::passing();
     world.entry_mut().insert("tags".into(), json!(["a"]));
     let body = format!(

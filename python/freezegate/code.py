@@ -40,8 +40,7 @@ def code_of(item: pytest.Item) -> Tuple[Optional[Span], Optional[str], Optional[
         span, digest = _machine(machine)
         return span, digest, _machine_place(item, span)
     # Hypothesis wraps a property: its own code is the inner test's.
-    hypothesis = getattr(function, "hypothesis", None)
-    inner = getattr(hypothesis, "inner_test", None) if hypothesis is not None else None
+    inner = getattr(getattr(function, "hypothesis", None), "inner_test", None)
     if inner is None and getattr(function, "__wrapped__", None) is not None:
         # A decorator that keeps the test in __wrapped__ (@unittest.skip, @mock.patch,
         # functools.wraps): the test's code is the test's, not the wrapper's.

@@ -61,8 +61,11 @@ def _first_line(obj: Any) -> Optional[int]:
 
 
 def _file_of(obj: Any, relative: Callable[[str], str]) -> Optional[str]:
+    """The file that defines ``obj``; of a decorated function (``@unittest.skip``, any
+    ``functools.wraps``), the file of the function itself, as ``inspect.getsourcelines``
+    finds its line."""
     try:
-        path = inspect.getsourcefile(obj)
+        path = inspect.getsourcefile(inspect.unwrap(obj))
     except TypeError:
         return None
     return relative(path) if path else None
@@ -78,8 +81,6 @@ def _unittest_place(
         return _place("class", _file_of(cls, relative), _first_line(cls), "unittest")
     method = getattr(item, "obj", None)
     if getattr(method, "__unittest_skip__", False):
-        # @unittest.skip wraps the method in a function of unittest's own (functools.wraps).
-        method = inspect.unwrap(method)
         return _place("method", _file_of(method, relative), _first_line(method), "unittest")
     if excinfo is None:
         return None

@@ -254,8 +254,7 @@ class FreezegatePlugin:
                 self.ran.append(report.nodeid)
                 return
             if when == "teardown":
-                if self.pipe is not None:
-                    self.pipe.row(report.nodeid, self.tests.get(report.nodeid, _PASSED))
+                self._sent(report)
                 return
             if not hasattr(report, "wasxfail"):
                 return
@@ -280,7 +279,12 @@ class FreezegatePlugin:
                 entry = self.tests[report.nodeid] = {"outcome": outcome}
                 if outcome in ("skipped", "xfailed", "xpassed"):
                     entry.update(skip_detail(report, outcome, self.frozen, self.relative))
-        if report.when == "teardown" and self.pipe is not None:
+        if report.when == "teardown":
+            self._sent(report)
+
+    def _sent(self, report: pytest.TestReport) -> None:
+        """A finished test's row, to a supervised run's pipe as it finishes."""
+        if self.pipe is not None:
             self.pipe.row(report.nodeid, self.tests.get(report.nodeid, _PASSED))
 
     def _incomplete(self, session: pytest.Session, exitstatus: int) -> Optional[str]:
@@ -382,19 +386,16 @@ class FreezegatePlugin:
         tests = {}
         noted, lines, digests, places = self.tests, collection.lines, collection.digests, collection.places
         for node_id in order:
-            entry = noted.get(node_id)
-            entry = {"outcome": "passed"} if entry is None else dict(entry)
+            entry = dict(noted.get(node_id, _PASSED))
             span = lines.get(node_id)
             if span is not None:
                 entry["lines"] = span
-            if digests:
-                digest = digests.get(node_id)
-                if digest is not None:
-                    entry["digest"] = digest
-            if places:
-                place = places.get(node_id)
-                if place is not None and _outside(entry.get("file")):
-                    entry["file"], entry["line"] = place
+            digest = digests.get(node_id)
+            if digest is not None:
+                entry["digest"] = digest
+            place = places.get(node_id)
+            if place is not None and _outside(entry.get("file")):
+                entry["file"], entry["line"] = place
             tests[node_id] = entry
         addopts_at = self._addopts_at()
         record = {
