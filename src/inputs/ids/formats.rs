@@ -161,6 +161,10 @@ pub fn parse_collected(source: &Source) -> Result<Ids, GateError> {
 /// A line pytest draws around a section title: `=== warnings summary ===`, `___ ERROR
 /// collecting x.py ___`, `!!! Interrupted: … !!!`.
 fn is_section_rule(line: &str) -> bool {
+    // Most lines are ids: one byte tells them apart.
+    if !matches!(line.as_bytes().first(), Some(b'=' | b'_' | b'!' | b'-')) {
+        return false;
+    }
     ["===", "___", "!!!"]
         .iter()
         .any(|rule| line.starts_with(rule) && line.ends_with(&rule[..1]))

@@ -1,6 +1,7 @@
 //! Sets of pytest node ids and repository paths, and the text formats they arrive in.
 
 mod formats;
+mod index;
 mod node_id;
 mod set;
 

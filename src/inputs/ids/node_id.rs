@@ -8,17 +8,7 @@ pub fn strip_params(node_id: &str) -> &str {
 /// The file a node id lives in, relative to pytest's rootdir.
 pub fn file_of(node_id: &str) -> &str {
     let head = strip_params(node_id);
-    // The first `::`, found by its first byte (a `str` pattern search is set up anew
-    // on every call, and did-you-mean calls this for every id of a folder).
-    let bytes = head.as_bytes();
-    let mut from = 0;
-    while let Some(at) = memchr::memchr(b':', &bytes[from..]).map(|i| from + i) {
-        if bytes.get(at + 1) == Some(&b':') {
-            return &head[..at];
-        }
-        from = at + 1;
-    }
-    head
+    first_double_colon(head.as_bytes()).map_or(head, |at| &head[..at])
 }
 
 /// Whether `s` looks like a pytest node id: `path::name(::name)*` with optional `[params]`.
@@ -29,14 +19,15 @@ pub fn is_node_id(s: &str) -> bool {
         && ascii_node_id(s.as_bytes()).unwrap_or_else(|| is_node_id_chars(s))
 }
 
-/// Byte classes for [`ascii_node_id`].
-const BAD: u8 = 0;
+// Byte classes for [`ascii_node_id`], in an order where one comparison ends a run of
+// file bytes (`<= FILE`).
 /// Allowed in a file path and in a name: `[A-Za-z0-9_.-]`.
-const NAME: u8 = 1;
+const NAME: u8 = 0;
 /// Allowed in a file path only: other printable ASCII but `\\`, `:` and `[`.
-const FILE: u8 = 2;
-const COLON: u8 = 3;
-const BRACKET: u8 = 4;
+const FILE: u8 = 1;
+const COLON: u8 = 2;
+const BRACKET: u8 = 3;
+const BAD: u8 = 4;
 const NON_ASCII: u8 = 5;
 const CLASSES: [u8; 256] = {
     let mut table = [NON_ASCII; 256];
@@ -63,18 +54,22 @@ const CLASSES: [u8; 256] = {
 /// runs once per collected id, a million in a monorepo). `None` when it meets a
 /// non-ASCII byte before the parameters: then the char-wise check decides.
 fn ascii_node_id(b: &[u8]) -> Option<bool> {
-    let class = |i: usize| b.get(i).map_or(BAD, |&c| CLASSES[c as usize]);
     if b.first().is_none_or(|&c| c == b'/') {
         return Some(false);
     }
+    let n = b.len();
+    let class = |c: u8| CLASSES[usize::from(c)];
     // The file part, up to the first `::`.
     let mut i = 0;
     loop {
-        match class(i) {
-            NAME | FILE => i += 1,
-            COLON if class(i + 1) == COLON => break,
-            COLON => i += 1,
-            NON_ASCII => return None,
+        i = skip_words(b, i, file_bytes);
+        while i < n && class(b[i]) <= FILE {
+            i += 1;
+        }
+        match b.get(i).map(|&c| class(c)) {
+            Some(COLON) if b.get(i + 1) == Some(&b':') => break,
+            Some(COLON) => i += 1,
+            Some(NON_ASCII) => return None,
             _ => return Some(false), // the end, a bracket or a space before any `::`
         }
     }
@@ -84,23 +79,76 @@ fn ascii_node_id(b: &[u8]) -> Option<bool> {
     // One or more names, each after a `::`, then optional `[params]` (any text).
     loop {
         i += 2;
-        if class(i) != NAME || b[i].is_ascii_digit() {
-            return match class(i) {
-                NON_ASCII => None,
-                _ => Some(false),
-            };
+        match b.get(i) {
+            Some(&c) if class(c) == NAME && !c.is_ascii_digit() => {}
+            Some(&c) if class(c) == NON_ASCII => return None,
+            _ => return Some(false),
         }
-        while class(i) == NAME {
+        i = skip_words(b, i, name_bytes);
+        while i < n && class(b[i]) == NAME {
             i += 1;
         }
-        match class(i) {
-            _ if i == b.len() => return Some(true),
-            COLON if class(i + 1) == COLON => {}
-            BRACKET => return Some(b.len() - i >= 2 && b[b.len() - 1] == b']'),
-            NON_ASCII => return None,
+        match b.get(i).map(|&c| class(c)) {
+            None => return Some(true),
+            Some(COLON) if b.get(i + 1) == Some(&b':') => {}
+            Some(BRACKET) => return Some(n - i >= 2 && b[n - 1] == b']'),
+            Some(NON_ASCII) => return None,
             _ => return Some(false),
         }
     }
+}
+
+/// Where a run of the bytes `accepted` marks, from `i`, ends, read eight at a time (a
+/// million ids of some fifty bytes are read a word, not a byte, at a time); the last
+/// few bytes are left to the byte-wise scan.
+fn skip_words(b: &[u8], mut i: usize, accepted: impl Fn(u64) -> u64) -> usize {
+    while let Some(word) = b.get(i..i + 8).and_then(|w| <[u8; 8]>::try_from(w).ok()) {
+        let rejected = !accepted(u64::from_le_bytes(word)) & HIGH;
+        if rejected != 0 {
+            // The first byte in memory is the lowest of a little-endian word.
+            return i + (rejected.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    i
+}
+
+const LOW: u64 = 0x0101_0101_0101_0101;
+const HIGH: u64 = 0x8080_8080_8080_8080;
+
+/// The high bit of each byte of `x` in `lo..=hi`, for the bytes up to the first that is
+/// not ASCII: adding `0x80 - lo` sets it from `lo` on, adding `0x7f - hi` from beyond
+/// `hi`, and an ASCII byte never carries into the next one.
+fn within(x: u64, lo: u8, hi: u8) -> u64 {
+    let from_lo = x.wrapping_add(LOW * u64::from(0x80 - lo));
+    let beyond_hi = x.wrapping_add(LOW * u64::from(0x7f - hi));
+    from_lo & !beyond_hi & HIGH
+}
+
+/// The bytes of `x` up to the first that is not that are [`FILE`] or [`NAME`] bytes:
+/// printable ASCII but `\\`, `:` and `[`.
+fn file_bytes(x: u64) -> u64 {
+    let excluded = within(x, b'\\', b'\\') | within(x, b':', b':') | within(x, b'[', b'[');
+    within(x, b'!', b'~') & !excluded & !x
+}
+
+/// The bytes of `x` up to the first that is not that are [`NAME`] bytes: `[A-Za-z0-9_.-]`.
+fn name_bytes(x: u64) -> u64 {
+    let letters = within(x | (LOW * 0x20), b'a', b'z');
+    (letters | within(x, b'0', b'9') | within(x, b'-', b'.') | within(x, b'_', b'_')) & !x
+}
+
+/// Where the first `::` begins, found by its first byte (a `str` pattern search is set
+/// up anew on every call, and did-you-mean calls [`file_of`] for every id of a folder).
+fn first_double_colon(b: &[u8]) -> Option<usize> {
+    let mut from = 0;
+    while let Some(at) = memchr::memchr(b':', &b[from..]).map(|i| from + i) {
+        if b.get(at + 1) == Some(&b':') {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+    None
 }
 
 fn is_node_id_chars(s: &str) -> bool {
@@ -219,6 +267,30 @@ mod tests {
         assert!(is_node_id("a.py::t[é]") && is_node_id_chars("a.py::t[é]"));
         assert!(is_node_id("tests/ünï.py::tést_ü"));
         assert!(!is_node_id("tests/ünï.py::1ü"));
+    }
+
+    #[test]
+    fn a_word_at_a_time_stops_at_the_byte_the_table_does() {
+        // Every byte at every place of a word, after bytes both scans accept and before
+        // one they accept or not (`é`'s first byte, `:`, `[`, a space, `0xff`).
+        for at in 0..8 {
+            for c in 0..=255u8 {
+                for after in [b'a', 0xc3, b':', b'[', b' ', 0xff] {
+                    let mut bytes = [after; 12];
+                    bytes[..at].fill(b'a');
+                    bytes[at] = c;
+                    let class = CLASSES[usize::from(c)];
+                    for (scan, accepted) in [
+                        (file_bytes as fn(u64) -> u64, class <= FILE),
+                        (name_bytes, class == NAME),
+                    ] {
+                        let stop = skip_words(&bytes, 0, scan);
+                        assert!(stop >= at, "{c:#x} at {at}, then {after:#x}");
+                        assert_eq!(stop == at, !accepted, "{c:#x} at {at}, then {after:#x}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use hashbrown::HashTable;
 use rustc_hash::{FxBuildHasher, FxHashSet};
 
+use super::index::{IdIndex, AHEAD};
 use super::{file_of, strip_params};
 use crate::error::GateError;
 use crate::source::Source;
@@ -23,8 +24,8 @@ struct IdSetInner {
     text: IdText,
     /// Where each distinct id is in `text`, in first-seen order.
     spans: Spans,
-    /// Indexes into `spans`, hashed by the id's text.
-    table: HashTable<u32>,
+    /// Places in `spans`, by the id's hash.
+    table: IdIndex,
     /// The suggestions [`IdSet::nearest`] made, by the id asked about.
     suggested: std::sync::Mutex<rustc_hash::FxHashMap<String, Vec<String>>>,
     /// The functions and classes ids are under (`(id, prefix length)`, hashed by the
@@ -197,28 +198,21 @@ impl IdSetInner {
     }
 
     fn find(&self, id: &str) -> Option<u32> {
-        self.table
-            .find(hash_str(id), |&i| self.id(i) == id)
-            .copied()
+        self.table.find(hash_str(id), |i| self.id(i) == id)
     }
+}
 
-    /// Hashes the id at `text[start..start + len]` under `index` (its place in `spans`)
-    /// unless an equal id is already there; says whether it was new. One probe.
-    fn index_span(&mut self, start: u32, len: u32, index: u32) -> bool {
-        let (text, spans) = (&self.text, &self.spans);
-        let id = text.get(start, len).as_bytes();
-        let at = |i: u32| span_bytes(text, spans, i);
-        match self
-            .table
-            .entry(hash_bytes(id), |&i| at(i) == id, |&i| hash_bytes(at(i)))
-        {
-            hashbrown::hash_table::Entry::Occupied(_) => false,
-            hashbrown::hash_table::Entry::Vacant(slot) => {
-                slot.insert(index);
-                true
-            }
-        }
-    }
+/// The place of `id` (its hash is `hash`) if the set has it; else records `index` as its
+/// place in `spans` (where the caller puts it). One probe.
+fn find_or_index(
+    table: &mut IdIndex,
+    (text, spans): (&IdText, &Spans),
+    hash: u64,
+    id: &[u8],
+    index: u32,
+) -> Option<u32> {
+    let at = |i: u32| span_bytes(text, spans, i);
+    table.find_or_insert(hash, index, |i| at(i) == id, |i| hash_bytes(at(i)))
 }
 
 /// Ids as a parser found them: byte ranges into the source text (zero-copy) or owned
@@ -255,18 +249,35 @@ impl IdSetBuilder {
                     },
                 };
                 // The parser's spans become the set's: duplicates are squeezed out in
-                // place, so a million spans are never held twice.
-                self.inner.table.reserve(spans.len(), |_| 0);
-                self.inner.spans = spans;
+                // place, so a million spans are never held twice. The ids are hashed
+                // [`AHEAD`] at a time and their slots fetched before any is filled.
+                let inner = &mut self.inner;
+                inner.table = IdIndex::with_capacity(spans.len());
+                inner.spans = spans;
                 let mut kept = 0;
-                for read in 0..self.inner.spans.len() {
-                    let (start, len) = self.inner.spans.get(read);
-                    if self.inner.index_span(start, len, kept as u32) {
-                        self.inner.spans.set(kept, start, len);
-                        kept += 1;
+                let mut batch = [(0, 0, 0); AHEAD];
+                let total = inner.spans.len();
+                for first in (0..total).step_by(AHEAD) {
+                    let read = first..(first + AHEAD).min(total);
+                    for (at, slot) in read.clone().zip(&mut batch) {
+                        let (start, len) = inner.spans.get(at);
+                        let hash = hash_bytes(inner.text.get(start, len).as_bytes());
+                        inner.table.prefetch(hash);
+                        *slot = (start, len, hash);
+                    }
+                    // A span is read before any write below it: `kept` never passes `at`.
+                    for (at, &(start, len, hash)) in read.zip(&batch) {
+                        let id = inner.text.get(start, len).as_bytes();
+                        let known = (&inner.text, &inner.spans);
+                        if find_or_index(&mut inner.table, known, hash, id, kept as u32).is_none() {
+                            if kept != at {
+                                inner.spans.set(kept, start, len);
+                            }
+                            kept += 1;
+                        }
                     }
                 }
-                self.inner.spans.truncate(kept);
+                inner.spans.truncate(kept);
             }
             Ids::Spans(spans) => {
                 for (start, len) in spans.iter() {
@@ -290,18 +301,11 @@ impl IdSetBuilder {
     /// One hash and one probe.
     pub fn insert(&mut self, id: &str) -> usize {
         let inner = &mut self.inner;
-        let (text, spans) = (&inner.text, &inner.spans);
-        let at = |i: u32| span_bytes(text, spans, i);
-        let bytes = id.as_bytes();
-        match inner.table.entry(
-            hash_bytes(bytes),
-            |&i| at(i) == bytes,
-            |&i| hash_bytes(at(i)),
-        ) {
-            hashbrown::hash_table::Entry::Occupied(found) => *found.get() as usize,
-            hashbrown::hash_table::Entry::Vacant(slot) => {
-                let index = spans.len() as u32;
-                slot.insert(index);
+        let index = inner.spans.len() as u32;
+        let known = (&inner.text, &inner.spans);
+        match find_or_index(&mut inner.table, known, hash_str(id), id.as_bytes(), index) {
+            Some(found) => found as usize,
+            None => {
                 let start = inner.text.push(id);
                 inner.spans.push(start, id.len() as u32);
                 index as usize
