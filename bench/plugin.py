@@ -288,7 +288,7 @@ def instructions_benchmark(binary, tests):
             sys.exit(f"callgrind {' '.join(args)} exited {done.returncode}:\n{done.stderr[-2000:]}")
         return (suite, variant), int(found[-1].split(":")[-1].strip().replace(",", ""))
 
-    # Two at a time: callgrind runs one core's worth each, and counts do not depend on it.
+    # One a core: callgrind runs one core's worth each, and the counts do not depend on it.
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         counts = dict(pool.map(count, jobs))
     shutil.rmtree(root, ignore_errors=True)

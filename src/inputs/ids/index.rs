@@ -88,18 +88,7 @@ impl IdIndex {
         if self.slots.is_empty() {
             return None;
         }
-        let (tag, mask) = (self.tag(hash), self.place_mask());
-        let mut at = self.home(hash);
-        loop {
-            let slot = self.slots[at];
-            if slot == 0 {
-                return None;
-            }
-            if slot & !mask == tag && is_at(self.place_in(slot)) {
-                return Some(self.place_in(slot));
-            }
-            at = self.next(at);
-        }
+        self.probe(hash, is_at).ok()
     }
 
     /// The place of the id with this hash that `is_at` accepts, or, when there is none,
@@ -116,17 +105,28 @@ impl IdIndex {
         if (self.len + 1) * 4 > self.slots.len() * 3 || !fits {
             self.grow(place, hash_at);
         }
+        match self.probe(hash, is_at) {
+            Ok(found) => Some(found),
+            Err(empty) => {
+                self.slots[empty] = self.slot(hash, place);
+                self.len += 1;
+                None
+            }
+        }
+    }
+
+    /// From the hash's first slot on: the place of the id `is_at` accepts, or the first
+    /// empty slot (there is one: the index is never full).
+    fn probe(&self, hash: u64, is_at: impl Fn(u32) -> bool) -> Result<u32, usize> {
         let (tag, mask) = (self.tag(hash), self.place_mask());
         let mut at = self.home(hash);
         loop {
             let slot = self.slots[at];
             if slot == 0 {
-                self.slots[at] = self.slot(hash, place);
-                self.len += 1;
-                return None;
+                return Err(at);
             }
             if slot & !mask == tag && is_at(self.place_in(slot)) {
-                return Some(self.place_in(slot));
+                return Ok(self.place_in(slot));
             }
             at = self.next(at);
         }
@@ -148,11 +148,10 @@ impl IdIndex {
         for slot in old.slots.into_iter().filter(|&slot| slot != 0) {
             let place = (slot & old_mask) - 1;
             let hash = hash_at(place);
-            let mut at = self.home(hash);
-            while self.slots[at] != 0 {
-                at = self.next(at);
+            // Every id is new to the new index: its probe ends at an empty slot.
+            if let Err(empty) = self.probe(hash, |_| false) {
+                self.slots[empty] = self.slot(hash, place);
             }
-            self.slots[at] = self.slot(hash, place);
         }
         self.len = old.len;
     }

@@ -125,14 +125,15 @@ fn within(x: u64, lo: u8, hi: u8) -> u64 {
     from_lo & !beyond_hi & HIGH
 }
 
-/// The bytes of `x` up to the first that is not that are [`FILE`] or [`NAME`] bytes:
-/// printable ASCII but `\\`, `:` and `[`.
+/// The high bit of each byte of `x` (up to its first non-ASCII byte) that is a [`FILE`]
+/// or [`NAME`] byte: printable ASCII but `\\`, `:` and `[`.
 fn file_bytes(x: u64) -> u64 {
     let excluded = within(x, b'\\', b'\\') | within(x, b':', b':') | within(x, b'[', b'[');
     within(x, b'!', b'~') & !excluded & !x
 }
 
-/// The bytes of `x` up to the first that is not that are [`NAME`] bytes: `[A-Za-z0-9_.-]`.
+/// The high bit of each byte of `x` (up to its first non-ASCII byte) that is a [`NAME`]
+/// byte: `[A-Za-z0-9_.-]`.
 fn name_bytes(x: u64) -> u64 {
     let letters = within(x | (LOW * 0x20), b'a', b'z');
     (letters | within(x, b'0', b'9') | within(x, b'-', b'.') | within(x, b'_', b'_')) & !x

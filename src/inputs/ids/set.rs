@@ -255,20 +255,21 @@ impl IdSetBuilder {
                 inner.table = IdIndex::with_capacity(spans.len());
                 inner.spans = spans;
                 let mut kept = 0;
-                let mut batch = [(0, 0, 0); AHEAD];
+                let mut batch: [(&[u8], u32, u32, u64); AHEAD] = [(&[], 0, 0, 0); AHEAD];
                 let total = inner.spans.len();
+                let text = &inner.text;
                 for first in (0..total).step_by(AHEAD) {
                     let read = first..(first + AHEAD).min(total);
                     for (at, slot) in read.clone().zip(&mut batch) {
                         let (start, len) = inner.spans.get(at);
-                        let hash = hash_bytes(inner.text.get(start, len).as_bytes());
+                        let id = text.get(start, len).as_bytes();
+                        let hash = hash_bytes(id);
                         inner.table.prefetch(hash);
-                        *slot = (start, len, hash);
+                        *slot = (id, start, len, hash);
                     }
                     // A span is read before any write below it: `kept` never passes `at`.
-                    for (at, &(start, len, hash)) in read.zip(&batch) {
-                        let id = inner.text.get(start, len).as_bytes();
-                        let known = (&inner.text, &inner.spans);
+                    for (at, &(id, start, len, hash)) in read.zip(&batch) {
+                        let known = (text, &inner.spans);
                         if find_or_index(&mut inner.table, known, hash, id, kept as u32).is_none() {
                             if kept != at {
                                 inner.spans.set(kept, start, len);
