@@ -35,9 +35,14 @@ impl SourceFile {
 
     /// Reads a UTF-8 text file; a leading byte-order mark is dropped (spans stay exact
     /// because the BOM is never part of a value).
+    ///
+    /// Only a regular file is read: a device (`/dev/zero`), a FIFO or a socket is refused
+    /// before a byte is read (a FIFO is opened without blocking), and so is a symbolic
+    /// link from inside a repository to a file outside it.
     pub fn read(path: &Path, name: impl Into<String>) -> Result<Source, GateError> {
         let name = name.into();
-        let bytes = read_bytes(path).map_err(|e| GateError::io(&name, e))?;
+        refuse_link_out_of_repository(path, &name)?;
+        let bytes = read_bytes(path, &name)?;
         let text = decode_utf8(&name, bytes)?;
         Ok(SourceFile::new(name, path, text))
     }
@@ -141,21 +146,97 @@ impl miette::SourceCode for SourceFile {
 /// A file's bytes. A large one is read in two halves on two threads: most of the time of
 /// reading a 130 MB run record goes to faulting in the pages it lands in, and the kernel
 /// does that on whichever core asks.
-fn read_bytes(path: &Path) -> std::io::Result<Vec<u8>> {
+fn read_bytes(path: &Path, name: &str) -> Result<Vec<u8>, GateError> {
     use std::io::Read;
-    let mut file = std::fs::File::open(path)?;
+    let io = |e| GateError::io(name, e);
+    let mut file = open_regular(path, name)?;
     let size = file.metadata().map(|m| m.len() as usize).unwrap_or(0);
     #[cfg(unix)]
     if size >= 8 << 20 {
         if let Some(mut bytes) = read_halves(&file, size) {
             // Whatever the file gained since its size was taken.
-            file.read_to_end(&mut bytes)?;
+            file.read_to_end(&mut bytes).map_err(io)?;
             return Ok(bytes);
         }
     }
     let mut bytes = Vec::with_capacity(size + 1);
-    file.read_to_end(&mut bytes)?;
+    file.read_to_end(&mut bytes).map_err(io)?;
     Ok(bytes)
+}
+
+/// Opens a file for reading, refusing anything but a regular file (after links).
+fn open_regular(path: &Path, name: &str) -> Result<std::fs::File, GateError> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        // A FIFO would block the open until a writer came.
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options.open(path).map_err(|e| GateError::io(name, e))?;
+    let kind = file
+        .metadata()
+        .map_err(|e| GateError::io(name, e))?
+        .file_type();
+    if kind.is_file() {
+        return Ok(file);
+    }
+    Err(GateError::new(
+        name,
+        format!("is not a regular file but {}", kind_of(kind)),
+    )
+    .with_help("the gate reads its inputs from regular files in the repository: commit the file itself"))
+}
+
+fn kind_of(kind: std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return "a FIFO (named pipe)";
+        }
+        if kind.is_char_device() || kind.is_block_device() {
+            return "a device";
+        }
+        if kind.is_socket() {
+            return "a socket";
+        }
+    }
+    if kind.is_dir() {
+        "a directory"
+    } else {
+        "not a file"
+    }
+}
+
+/// A symbolic link inside a repository that leads out of it (`gate/freeze_ledger.json ->
+/// /etc/passwd`): a patch could make the gate read any file of the machine it runs on.
+fn refuse_link_out_of_repository(path: &Path, name: &str) -> Result<(), GateError> {
+    let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    if !is_link {
+        return Ok(());
+    }
+    let Some(repository) = path
+        .parent()
+        .and_then(|dir| dir.ancestors().find(|at| at.join(".git").exists()))
+        .and_then(|repository| repository.canonicalize().ok())
+    else {
+        return Ok(());
+    };
+    match path.canonicalize() {
+        Ok(target) if target.starts_with(&repository) => Ok(()),
+        Ok(target) => Err(GateError::new(
+            name,
+            format!(
+                "is a symbolic link out of the repository (to {})",
+                target.display()
+            ),
+        )
+        .with_help("commit the file itself: the gate reads no input from outside the repository it judges")),
+        // A dangling link: the open says so.
+        Err(_) => Ok(()),
+    }
 }
 
 /// `size` bytes from the start of `file`, each half read by its own thread; `None` when

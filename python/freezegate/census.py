@@ -1,80 +1,185 @@
-"""The hook census: every implementation, outside pytest, pytest-xdist, Hypothesis and
-freezegate, of a hook that can change a test's outcome or the run record.
+"""The hook census: every implementation of a hook that runs during a test or its
+report, whose code is not pytest's, pytest-xdist's, Hypothesis's or freezegate's own.
 
-A conftest's ``pytest_runtest_makereport`` can turn a failure into a pass, and a
-``pytest_unconfigure(trylast=True)`` can rewrite the record after it is written: the
-gate cannot see what such code does, only that it is there. The record lists each one
-(FZ606 reports those the base run did not have)."""
+A conftest's ``pytest_runtest_makereport`` can turn a failure into a pass, a
+``pytest_pyfunc_call`` can skip the test's body, a ``pytest_runtestloop`` wrapper can
+zero ``session.testsfailed``, and a ``pytest_unconfigure(trylast=True)`` can rewrite the
+record after it is written: the gate cannot see what such code does, only that it is
+there. The record lists each one (FZ606 reports those the base run did not have).
+
+Whose an implementation is, is decided by the file its code object was compiled from,
+never by ``__module__`` (which any function can set). The census is taken as each plugin
+registers (a hook that unregisters itself before the session ends is still seen) and
+again when the session ends."""
 
 from __future__ import annotations
 
-import inspect
+import importlib.util
 import os
-from typing import Any, Callable, Dict, List
+import sys
+import sysconfig
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
-import pytest
-
-HOOKS = (
-    "pytest_runtest_makereport",
-    "pytest_report_teststatus",
-    "pytest_runtest_protocol",
-    "pytest_runtest_logreport",
-    "pytest_sessionfinish",
-    "pytest_unconfigure",
+# Hooks that run while a test runs or its outcome is reported, beyond the two prefixes.
+_HOOKS = frozenset(
+    {
+        "pytest_pyfunc_call",
+        "pytest_runtestloop",
+        "pytest_sessionstart",
+        "pytest_sessionfinish",
+        "pytest_terminal_summary",
+        "pytest_unconfigure",
+        "pytest_fixture_setup",
+        "pytest_fixture_post_finalizer",
+        "pytest_exception_interact",
+        "pytest_assertion_pass",
+        "pytest_warning_recorded",
+        # pytest-xdist: the controller's view of its workers and their reports.
+        "pytest_testnodedown",
+        "pytest_handlecrashitem",
+    }
 )
+_PREFIXES = ("pytest_runtest_", "pytest_report_")
+# Report hooks that only decorate the terminal's header.
+_DISPLAY_ONLY = frozenset({"pytest_report_header", "pytest_report_collectionfinish"})
 
-# The modules whose hooks are the machinery the record describes.
-# (`__channelexec__` is the module pytest-xdist runs in each worker, through execnet.)
-_OWN = ("_pytest", "pytest", "pluggy", "xdist", "__channelexec__", "execnet", "hypothesis", "_hypothesis_pytestplugin", "freezegate")
+# The packages whose hooks are the machinery the record describes.
+_OWN = ("_pytest", "pytest", "pluggy", "xdist", "execnet", "hypothesis", "_hypothesis_pytestplugin", "freezegate")
 
-
-def _module_of(function: Any, plugin: Any) -> str:
-    return str(getattr(function, "__module__", None) or getattr(plugin, "__name__", "") or "")
-
-
-def _is_own(module: str) -> bool:
-    return any(module == name or module.startswith(name + ".") for name in _OWN)
+Key = Tuple[str, str, str, str]
 
 
-def take(config: pytest.Config, relative: Callable[[str], str]) -> List[Dict[str, Any]]:
-    """The census of this process: hook, plugin, file and line (file null for a plugin
-    outside pytest's rootdir, loaded from a zip or written in C), sorted."""
-    entries: Dict[tuple, Dict[str, Any]] = {}
-    for name in HOOKS:
-        caller = getattr(config.pluginmanager.hook, name, None)
-        if caller is None:
+def in_scope(hook: str) -> bool:
+    """Whether an implementation of ``hook`` can change an outcome or the record."""
+    if hook in _DISPLAY_ONLY:
+        return False
+    return hook in _HOOKS or hook.startswith(_PREFIXES)
+
+
+def _under(path: str, roots: Iterable[str]) -> bool:
+    return any(path == root or path.startswith(root + os.sep) for root in roots)
+
+
+def installed_roots() -> Tuple[str, ...]:
+    """Where this interpreter installs packages and keeps its standard library."""
+    paths = sysconfig.get_paths()
+    roots = {paths.get(name) for name in ("purelib", "platlib", "stdlib", "platstdlib")}
+    return tuple(sorted(os.path.realpath(root) for root in roots if root))
+
+
+def _origin(name: str) -> Optional[str]:
+    """The file a top-level module was imported from, or would be (not importing it)."""
+    module = sys.modules.get(name)
+    if module is not None:
+        return getattr(module, "__file__", None)
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    return spec.origin if spec is not None and spec.has_location else None
+
+
+def _own_roots() -> Tuple[str, ...]:
+    """The files and folders the machinery's modules come from."""
+    roots = []
+    for name in _OWN:
+        path = _origin(name)
+        if not path:
             continue
-        for impl in caller.get_hookimpls():
-            function = impl.function
-            module = _module_of(function, impl.plugin)
-            if _is_own(module):
-                continue
-            code = getattr(function, "__code__", None)
-            path = inspect.getsourcefile(function) if code is not None else None
-            file = relative(path) if path and os.path.isfile(path) else None
-            if file is not None and os.path.isabs(file):
+        path = os.path.realpath(path)
+        roots.append(os.path.dirname(path) if os.path.basename(path) == "__init__.py" else path)
+    return tuple(roots)
+
+
+def _code_file(function: Any) -> Optional[str]:
+    """The file the function's code was compiled from (a callable object's ``__call__``,
+    a bound method's function); None for code without one (C, a builtin)."""
+    for candidate in (function, getattr(function, "__func__", None), getattr(type(function), "__call__", None)):
+        code = getattr(candidate, "__code__", None)
+        if code is not None:
+            return code.co_filename
+    return None
+
+
+class Census:
+    """The implementations seen so far, each once."""
+
+    def __init__(self, relative: Callable[[str], str]) -> None:
+        self._relative = relative
+        self._entries: Dict[Key, Dict[str, Any]] = {}
+        self._own = _own_roots()
+        self._installed = installed_roots()
+
+    def saw_plugin(self, manager: Any, plugin: Any) -> None:
+        """A plugin as it registers (``pytest_plugin_registered``): its implementations."""
+        for caller in manager.get_hookcallers(plugin) or ():
+            if in_scope(caller.name):
+                for impl in caller.get_hookimpls():
+                    if impl.plugin is plugin:
+                        self._add(caller.name, impl)
+
+    def sweep(self, manager: Any) -> None:
+        """Every implementation registered now."""
+        for name, caller in vars(manager.hook).items():
+            if in_scope(name) and hasattr(caller, "get_hookimpls"):
+                for impl in caller.get_hookimpls():
+                    self._add(name, impl)
+
+    def _add(self, hook: str, impl: Any) -> None:
+        function = impl.function
+        path = _code_file(function)
+        real = os.path.realpath(path) if path and os.path.isfile(path) else None
+        if real is not None and _under(real, self._own):
+            return
+        module = str(getattr(function, "__module__", None) or getattr(impl.plugin, "__name__", "") or "")
+        file: Optional[str] = None
+        if real is not None and not _under(real, self._installed):
+            file = self._relative(real)
+            if os.path.isabs(file):
                 file = None  # outside pytest's rootdir: named by its plugin
-            entry: Dict[str, Any] = {
-                "hook": name,
-                "plugin": module or str(impl.plugin_name),
-                "function": getattr(function, "__qualname__", name),
-                "file": file,
-                "line": code.co_firstlineno if code is not None and file else None,
-                "wrapper": bool(getattr(impl, "hookwrapper", False) or getattr(impl, "wrapper", False)),
-            }
-            if impl.tryfirst:
-                entry["order"] = "tryfirst"
-            elif impl.trylast:
-                entry["order"] = "trylast"
-            entries[(name, entry["plugin"], entry["function"], file)] = entry
-    return [entries[key] for key in sorted(entries, key=lambda k: tuple(str(part) for part in k))]
+        code = getattr(function, "__code__", None)
+        entry: Dict[str, Any] = {
+            "hook": hook,
+            "plugin": module or str(impl.plugin_name),
+            "function": getattr(function, "__qualname__", hook),
+            "file": file,
+            "line": code.co_firstlineno if code is not None and file else None,
+            "wrapper": bool(getattr(impl, "hookwrapper", False) or getattr(impl, "wrapper", False)),
+        }
+        if impl.tryfirst:
+            entry["order"] = "tryfirst"
+        elif impl.trylast:
+            entry["order"] = "trylast"
+        self._entries[(hook, entry["plugin"], entry["function"], str(file))] = entry
+
+    def entries(self) -> List[Dict[str, Any]]:
+        return [self._entries[key] for key in sorted(self._entries)]
 
 
 def merge(*censuses: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
     """Every process's census as one (under xdist the workers load conftests the
     controller never sees)."""
-    entries: Dict[tuple, Dict[str, Any]] = {}
+    entries: Dict[Key, Dict[str, Any]] = {}
     for census in censuses:
         for entry in census:
             entries[(entry["hook"], entry["plugin"], entry["function"], str(entry["file"]))] = entry
     return [entries[key] for key in sorted(entries)]
+
+
+# Modules a repository could shadow to forge what the record says.
+TOOLS = ("pytest", "_pytest", "pluggy", "hypothesis", "xdist", "freezegate")
+
+
+def tools(relative: Callable[[str], str]) -> List[Dict[str, Any]]:
+    """Where each tool module this process imported came from: its file (relative to
+    pytest's rootdir where it is inside), and whether that is where this interpreter
+    installs packages (FZ608 judges a file in the repository that is not)."""
+    installed = installed_roots()
+    found = []
+    for name in TOOLS:
+        path = getattr(sys.modules.get(name), "__file__", None)
+        if not path:
+            continue
+        real = os.path.realpath(path)
+        found.append({"module": name, "file": relative(real), "installed": _under(real, installed)})
+    return found

@@ -12,11 +12,27 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from typing import IO, Any, Dict, Optional
 
 FD_VARIABLE = "FREEZEGATE_RUN_FD"
 TOKEN_VARIABLE = "FREEZEGATE_RUN_TOKEN"
+PATH0_VARIABLE = "FREEZEGATE_RUN_PATH0"
 
+
+def restore_import_path() -> None:
+    """``freezegate run`` starts Python with ``PYTHONSAFEPATH=1``, so that a ``pytest.py``
+    in the working directory is not imported as pytest. Once pytest, pluggy and this
+    plugin are imported (pytest loads plugins before any conftest), the directory
+    ``python -m`` would have put first goes back, for the project's own imports, and the
+    variable is unset for the processes the tests start. Where the tools came from is in
+    the record (FZ608)."""
+    first = os.environ.pop(PATH0_VARIABLE, None)
+    if first is None:
+        return
+    os.environ.pop("PYTHONSAFEPATH", None)
+    if first and first not in sys.path:
+        sys.path.insert(0, first)
 
 
 class Pipe:

@@ -27,7 +27,7 @@ from .binary import ask_binary
 from .code import code_of, forget as forget_code
 from .outcomes import RANK, covered_by, outcome_of, reason, relative_to, skip_detail
 from .places import skip_place
-from .pipe import Pipe
+from .pipe import Pipe, restore_import_path
 from .samples import Samples, max_samples
 
 RECORD_VERSION = 1
@@ -39,6 +39,8 @@ OFF_VARIABLE = "FREEZEGATE_PLUGIN_OFF"
 # The entry of a test that passed (shared: only other outcomes get an entry of their own).
 _PASSED: Dict[str, Any] = {"outcome": "passed"}
 _SKIPPED = pytest.skip.Exception
+
+restore_import_path()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -126,6 +128,7 @@ class FreezegatePlugin:
         self.worker_collections: List[Dict[str, Any]] = []
         self.worker_samples: Dict[str, Any] = {}
         self.worker_census: List[List[Dict[str, Any]]] = []
+        self.census = census.Census(self.relative)
         self.samples = Samples()
         # The ids of the tests whose setup passed, and an entry for each test whose outcome
         # is not a pass (a passed test has none until the record is written).
@@ -164,6 +167,10 @@ class FreezegatePlugin:
             raise pytest.UsageError(
                 f"freezegate: cannot write the run record at {self.record_path}: {error}"
             ) from error
+
+    def pytest_plugin_registered(self, plugin: Any, manager: Any) -> None:
+        # Historic: every plugin registered before this one is replayed here at once.
+        self.census.saw_plugin(manager, plugin)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
@@ -358,7 +365,8 @@ class FreezegatePlugin:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        hooks = census.take(self.config, self.relative)
+        self.census.sweep(self.config.pluginmanager)
+        hooks = self.census.entries()
         if _is_worker(self.config):
             self.config.workeroutput[_WORKER_KEY] = json.dumps(
                 {"collection": self.collection.to_json(), "samples": self.samples.to_json(), "census": hooks}
@@ -418,6 +426,7 @@ class FreezegatePlugin:
             "selection": self._selection(addopts_at),
             "addopts_at": {k: v for k, v in addopts_at.items() if k != "text"} if addopts_at else None,
             "hooks": census.merge(hooks, *self.worker_census),
+            "tools": census.tools(self.relative),
         }
         # One line: a record of a monorepo's suite is written and read in a blink.
         text = json.dumps(record, separators=(",", ":"))

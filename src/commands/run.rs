@@ -69,7 +69,17 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &RunArgs) -> Result<u8,
         )
         .with_help("pytest's own output above says why"));
     }
-    let tests_failed = supervised.status.code() == Some(1);
+    // Outcomes decide, not pytest's status: a hook can make a run with failures exit 0.
+    let failed = received.failed();
+    if !failed.is_empty() && supervised.status.code() == Some(0) {
+        eprintln!(
+            "freezegate run: pytest exited with status 0, but {} failed or errored ({}{}): the run is judged by its tests' outcomes",
+            crate::words::count_of(failed.len(), "test"),
+            failed[0],
+            if failed.len() > 1 { ", …" } else { "" }
+        );
+    }
+    let tests_failed = supervised.status.code() == Some(1) || !failed.is_empty();
     let Some(mut check) = check else {
         return Ok(if tests_failed {
             EXIT_VIOLATIONS

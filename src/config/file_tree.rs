@@ -72,7 +72,9 @@ impl FileTree {
     pub fn read(&self, path: &Path, name: &str) -> Result<Option<Source>, GateError> {
         match self {
             FileTree::WorkTree => {
-                if !path.is_file() {
+                // Anything there but a regular file (a FIFO, a device, a link out of the
+                // repository) is refused by the read, not taken for no file.
+                if !path.exists() || path.is_dir() {
                     return Ok(None);
                 }
                 SourceFile::read(path, name).map(Some)

@@ -443,6 +443,40 @@ pub fn register(engine: &mut Engine, pytest_root: String, repo_root: std::path::
             },
         )
         .register_get(
+            "tools",
+            |r: &mut crate::inputs::run_record::Runs| -> Array {
+                r.tools
+                    .iter()
+                    .map(|t| {
+                        let mut map = Map::new();
+                        map.insert("name".into(), t.module.clone().into());
+                        map.insert("file".into(), t.file.clone().into());
+                        map.insert("installed".into(), t.installed.into());
+                        map.insert("shadowed".into(), t.is_shadowed().into());
+                        Dynamic::from_map(map)
+                    })
+                    .collect()
+            },
+        )
+        .register_get(
+            "failures",
+            |r: &mut crate::inputs::run_record::Runs| -> Array {
+                r.failures()
+                    .into_iter()
+                    .map(|(id, outcome)| {
+                        let mut map = Map::new();
+                        map.insert("test_id".into(), id.into());
+                        map.insert("outcome".into(), outcome.as_str().into());
+                        let line = r
+                            .lines_of(id)
+                            .map_or(Dynamic::UNIT, |(first, _)| INT::from(first).into());
+                        map.insert("line".into(), line);
+                        Dynamic::from_map(map)
+                    })
+                    .collect()
+            },
+        )
+        .register_get(
             "addopts_at",
             |r: &mut crate::inputs::run_record::Runs| -> Dynamic {
                 match &r.addopts_at {

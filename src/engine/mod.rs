@@ -162,6 +162,25 @@ impl ScriptValue for Vec<crate::inputs::run_record::RecordHeader> {
 }
 impl ScriptValue for crate::inputs::Hunks {}
 
+/// `tampering`: an array of `#{file, line, construct, why, text}`.
+impl ScriptValue for Vec<crate::inputs::tamper::Finding> {
+    fn to_script(&self) -> Dynamic {
+        let items: rhai::Array = self
+            .iter()
+            .map(|f| {
+                let mut map = Map::new();
+                map.insert("file".into(), f.file.clone().into());
+                map.insert("line".into(), rhai::INT::from(f.line).into());
+                map.insert("construct".into(), f.construct.into());
+                map.insert("why".into(), f.why.into());
+                map.insert("text".into(), f.text.clone().into());
+                Dynamic::from_map(map)
+            })
+            .collect();
+        Dynamic::from_array(items)
+    }
+}
+
 /// `selection_changes`: an array of `#{file, what}`.
 impl ScriptValue for Vec<(String, String)> {
     fn to_script(&self) -> Dynamic {

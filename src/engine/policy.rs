@@ -11,7 +11,7 @@ use crate::error::GateError;
 use crate::source::{Source, SourceFile};
 
 /// The default pack, compiled into the binary so a patch cannot edit it.
-pub const BUILTIN: [(&str, &str); 6] = [
+pub const BUILTIN: [(&str, &str); 7] = [
     ("shape.rhai", include_str!("../../policies/shape.rhai")),
     ("deposit.rhai", include_str!("../../policies/deposit.rhai")),
     ("proof.rhai", include_str!("../../policies/proof.rhai")),
@@ -23,6 +23,10 @@ pub const BUILTIN: [(&str, &str); 6] = [
     (
         "accounting.rhai",
         include_str!("../../policies/accounting.rhai"),
+    ),
+    (
+        "tampering.rhai",
+        include_str!("../../policies/tampering.rhai"),
     ),
 ];
 

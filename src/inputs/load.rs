@@ -15,6 +15,7 @@ use super::loading::{Load, Reads};
 use super::proof::Proofs;
 use super::run_record::{RecordHeader, Runs};
 use super::samples::Samples;
+use super::tamper::{self, Finding};
 use super::{merge, read_merged, tools, FactArgs, Hunks, InputPath, Loaded};
 use crate::config::Config;
 use crate::error::GateError;
@@ -268,5 +269,43 @@ pub fn hunks(cx: &Context, _: &Loaded) -> Option<Load<Hunks>> {
     let (base, repo_root) = (cx.args.base.clone()?, cx.config.repo_root.clone());
     Some(Load::new(Reads::Tool, move || {
         tools::changed_lines(&base, &repo_root).map(Some)
+    }))
+}
+
+/// The tamper scan of the lines the patch added (see [`super::tamper`]), in the folders of
+/// the collected tests when the collection is known.
+pub fn tampering(cx: &Context, loaded: &Loaded) -> Option<Load<Vec<Finding>>> {
+    let hunks = loaded.hunks.clone();
+    if !hunks.is_given() {
+        return None;
+    }
+    let collected = loaded.collected.clone();
+    let pytest_root = cx.config.pytest_root_in_repo();
+    Some(Load::new(Reads::Input, move || {
+        let Some(hunks) = hunks.get() else {
+            return Ok(None);
+        };
+        let files: rustc_hash::FxHashSet<&str> = collected
+            .get()
+            .map(|ids| ids.iter().map(ids::file_of).collect())
+            .unwrap_or_default();
+        let in_repo = |file: &str| match pytest_root.as_str() {
+            "" => file.to_string(),
+            root => format!("{root}/{file}"),
+        };
+        let dirs = tamper::test_dirs(files.iter().map(|file| in_repo(file)).collect::<Vec<_>>().iter().map(String::as_str));
+        // Diagnostics name suite files relative to pytest's rootdir.
+        let mut findings = tamper::scan(hunks, &dirs);
+        if !pytest_root.is_empty() {
+            let prefix = format!("{pytest_root}/");
+            let up = "../".repeat(pytest_root.split('/').count());
+            for finding in &mut findings {
+                finding.file = match finding.file.strip_prefix(&prefix) {
+                    Some(rest) => rest.to_string(),
+                    None => format!("{up}{}", finding.file),
+                };
+            }
+        }
+        Ok(Some(findings))
     }))
 }

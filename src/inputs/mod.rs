@@ -14,6 +14,7 @@ pub mod registry;
 pub mod renamed;
 pub mod run_record;
 pub mod samples;
+pub mod tamper;
 pub mod tools;
 
 pub use registry::{FactArgs, Loaded, INPUTS};
@@ -207,22 +208,44 @@ pub fn merge(
 }
 
 /// The lines a patch added, changed or removed, per repository path (new-side hunks:
-/// `(start, 0)` is lines removed after new line `start`).
+/// `(start, 0)` is lines removed after new line `start`), and the text of the lines it
+/// added to Python files (for the tamper scan, [`tamper`]).
 #[derive(Debug, Clone, Default)]
-pub struct Hunks(std::sync::Arc<rustc_hash::FxHashMap<String, Vec<(u32, u32)>>>);
+pub struct Hunks {
+    spans: std::sync::Arc<rustc_hash::FxHashMap<String, Vec<(u32, u32)>>>,
+    added: std::sync::Arc<rustc_hash::FxHashMap<String, Vec<(u32, String)>>>,
+}
 
 impl Hunks {
     pub fn add(&mut self, file: &str, start: u32, count: u32) {
-        std::sync::Arc::make_mut(&mut self.0)
+        std::sync::Arc::make_mut(&mut self.spans)
             .entry(file.to_string())
             .or_default()
             .push((start, count));
     }
 
+    /// A line the patch added to a Python file: its number on the new side and its text.
+    pub fn add_python_line(&mut self, file: &str, line: u32, text: &str) {
+        std::sync::Arc::make_mut(&mut self.added)
+            .entry(file.to_string())
+            .or_default()
+            .push((line, text.to_string()));
+    }
+
+    /// The lines the patch added to each Python file.
+    pub fn python_lines(&self) -> impl Iterator<Item = (&str, &[(u32, String)])> {
+        self.added.iter().map(|(file, lines)| (file.as_str(), lines.as_slice()))
+    }
+
+    /// Every file the patch added or changed lines of.
+    pub fn files(&self) -> impl Iterator<Item = &str> {
+        self.spans.keys().map(String::as_str)
+    }
+
     /// Whether the patch added or changed any line of `first..=last` in `file`, or
     /// removed lines between two of them (or after the last: a removed final assertion).
     pub fn touches(&self, file: &str, first: u32, last: u32) -> bool {
-        self.0.get(file).is_some_and(|hunks| {
+        self.spans.get(file).is_some_and(|hunks| {
             hunks.iter().any(|&(start, count)| match count {
                 0 => first <= start && start <= last,
                 _ => start <= last && start + count > first,

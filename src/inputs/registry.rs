@@ -21,6 +21,7 @@ use super::loading::{Loading, Plan, Size};
 use super::proof::Proofs;
 use super::run_record::{RecordHeader, Runs};
 use super::samples::Samples;
+use super::tamper::Finding;
 use super::{Deferred, Hunks, Input, Presence};
 use crate::engine::LoadingInput;
 
@@ -284,6 +285,11 @@ inputs! {
             #[arg(long, value_name = "FILE")]
             diff: Option<PathBuf>,
         }
+    }
+    tampering: Vec<Finding> = load::tampering, Small {
+        presence: Optional,
+        hint: "--base REF or --diff FILE (the lines the patch added)",
+        flags {}
     }
     params {
         presence: Always,

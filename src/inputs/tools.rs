@@ -285,21 +285,36 @@ pub fn changed_lines(base: &str, repo_root: &Path) -> Result<crate::inputs::Hunk
     Ok(parse_unified_diff(&String::from_utf8_lossy(&out.stdout)))
 }
 
-/// The new-side hunks of a unified diff (`git diff -U0` output, or `--diff FILE`).
+/// The new-side hunks of a unified diff (`git diff -U0` output, or `--diff FILE`), and
+/// the lines it adds to Python files.
 pub fn parse_unified_diff(text: &str) -> crate::inputs::Hunks {
     let mut hunks = crate::inputs::Hunks::default();
     let mut file: Option<String> = None;
+    // The next new-side line number within the current hunk of a Python file.
+    let mut python_line: Option<u32> = None;
     for line in text.lines() {
         if let Some(path) = line.strip_prefix("+++ ") {
             file = path.strip_prefix("b/").map(str::to_string);
+            python_line = None;
         } else if let (Some(file), Some(rest)) = (&file, line.strip_prefix("@@ ")) {
             // `@@ -a,b +c,d @@`: the new side starts at c and spans d lines (1 if no d).
             let new = rest.split(' ').find_map(|part| part.strip_prefix('+'));
+            python_line = None;
             if let Some(new) = new {
                 let (start, count) = new.split_once(',').unwrap_or((new, "1"));
                 if let (Ok(start), Ok(count)) = (start.parse::<u32>(), count.parse::<u32>()) {
                     hunks.add(file, start, count);
+                    if file.ends_with(".py") || file.ends_with(".pyi") {
+                        python_line = Some(start);
+                    }
                 }
+            }
+        } else if let (Some(file), Some(at)) = (&file, python_line) {
+            if let Some(added) = line.strip_prefix('+') {
+                hunks.add_python_line(file, at, added);
+                python_line = Some(at + 1);
+            } else if line.starts_with(' ') {
+                python_line = Some(at + 1);
             }
         }
     }

@@ -54,8 +54,77 @@ pub fn run(cwd: &Path, command: &[String]) -> Result<Supervised, GateError> {
         // of truth for the run it supervises.
         .env("FREEZEGATE", &binary)
         .env_remove(crate::supervise::OFF_VARIABLE);
+    // A `pytest.py` in the working directory must not stand in for pytest: Python starts
+    // without the working directory on its import path (3.11+; older ones ignore this).
+    // The plugin puts back what `python -m` would have put first once pytest, pluggy and
+    // the plugin are imported, for the project's own imports, and unsets the variable for
+    // the processes the tests start.
+    if std::env::var_os(SAFE_PATH_VARIABLE).is_none() {
+        child.env(SAFE_PATH_VARIABLE, "1");
+        let first = if runs_module(program, args) {
+            cwd.canonicalize()
+                .unwrap_or_else(|_| cwd.to_path_buf())
+                .display()
+                .to_string()
+        } else {
+            String::new()
+        };
+        child.env(PATH0_VARIABLE, first);
+    }
     let (status, received) = pipe::supervise(child, program, &token)?;
     Ok(Supervised { status, received })
+}
+
+/// Python's own: do not put the script's directory (or the working directory) first on
+/// the import path.
+pub const SAFE_PATH_VARIABLE: &str = "PYTHONSAFEPATH";
+/// What `python` would have put first on the import path without it (empty: nothing, a
+/// console script's folder); the plugin restores it (see `pipe.py`).
+pub const PATH0_VARIABLE: &str = "FREEZEGATE_RUN_PATH0";
+
+/// Whether the command is a Python running a module (`python -m pytest`): then the
+/// working directory would have been first on the import path.
+fn runs_module(program: &str, args: &[String]) -> bool {
+    let name = Path::new(program)
+        .file_name()
+        .map(|n| n.to_string_lossy().to_lowercase())
+        .unwrap_or_default();
+    if !name.starts_with("python") {
+        return false;
+    }
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "-m" => return true,
+            // Options that take the next word as their value.
+            "-X" | "-W" => {
+                args.next();
+            }
+            arg if arg.starts_with("-m") => return true,
+            arg if arg.starts_with('-') && arg != "-c" => {}
+            _ => return false,
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::runs_module;
+
+    fn words(args: &[&str]) -> Vec<String> {
+        args.iter().map(|a| a.to_string()).collect()
+    }
+
+    #[test]
+    fn a_python_running_pytest_as_a_module_is_told_from_a_console_script() {
+        assert!(runs_module("python", &words(&["-m", "pytest", "-q"])));
+        assert!(runs_module("/venv/bin/python3.11", &words(&["-X", "dev", "-W", "error", "-m", "pytest"])));
+        assert!(runs_module("python3", &words(&["-mpytest"])));
+        assert!(!runs_module("pytest", &words(&["-m", "not slow"])));
+        assert!(!runs_module("python", &words(&["tools/run_tests.py", "-m", "x"])));
+        assert!(!runs_module("python", &words(&["-c", "import pytest; pytest.main()"])));
+    }
 }
 
 /// Set by `check --collect` for its pytest collection (the plugin stays off).

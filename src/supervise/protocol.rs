@@ -125,6 +125,25 @@ impl Received {
         }
     }
 
+    /// The tests whose rows said they failed or errored, as they finished: the run's
+    /// verdict on outcomes, whatever pytest's exit status says.
+    pub fn failed(&self) -> Vec<&str> {
+        #[derive(Deserialize)]
+        struct Row<'a> {
+            #[serde(borrow)]
+            outcome: Option<std::borrow::Cow<'a, str>>,
+        }
+        self.rows
+            .iter()
+            .filter(|(_, row)| {
+                serde_json::from_str::<Row>(row.get())
+                    .map(|r| matches!(r.outcome.as_deref(), Some("failed" | "error")))
+                    .unwrap_or(false)
+            })
+            .map(|(id, _)| id.as_str())
+            .collect()
+    }
+
     /// The record of a run that did not get to its end: the header the plugin sent, the
     /// rows of the tests that finished, `complete: false` and why. For inspection: the
     /// gate refuses it like every incomplete record.

@@ -130,6 +130,27 @@ impl HookImpl {
     }
 }
 
+/// Where a run imported a tool module from (see the plugin's `census.tools`): FZ608
+/// judges one in the repository that is not where the interpreter installs packages.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
+pub struct ToolModule {
+    pub module: String,
+    /// Relative to pytest's rootdir where it is inside it, else absolute.
+    pub file: String,
+    /// Whether the file is under the interpreter's install paths (site-packages, the
+    /// standard library).
+    #[serde(default)]
+    pub installed: bool,
+}
+
+impl ToolModule {
+    /// Whether the module came from the repository: a file inside pytest's rootdir that
+    /// is not under the interpreter's install paths (a venv inside the repository is).
+    pub fn is_shadowed(&self) -> bool {
+        !self.installed && !self.file.starts_with('/') && !self.file.starts_with("../")
+    }
+}
+
 /// Every run record given, merged.
 #[derive(Debug, Clone)]
 pub struct Runs {
@@ -162,6 +183,8 @@ pub struct Runs {
     pub addopts_at: Option<(String, u32)>,
     /// The hook census of every record (each implementation once), sorted.
     pub hooks: Vec<HookImpl>,
+    /// Where each record's run imported pytest, pluggy, Hypothesis and freezegate from.
+    pub tools: Vec<ToolModule>,
 }
 
 /// A skip, xfail or collection skip of the run that the ledger did not apply.
@@ -248,6 +271,18 @@ impl Runs {
         self.headers.iter().any(|h| !h.refused.is_empty())
     }
 
+    /// The tests the record shows failed or errored, in collection order: the gate's
+    /// verdict on outcomes, whatever pytest's exit status said.
+    pub fn failures(&self) -> Vec<(&str, Outcome)> {
+        self.collected
+            .iter()
+            .filter_map(|id| match self.results.outcome(id) {
+                Some(outcome @ (Outcome::Failed | Outcome::Error)) => Some((id, outcome)),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// A test's first and last source line, when the record gave them.
     pub fn lines_of(&self, id: &str) -> Option<(u32, u32)> {
         let at = self.collected.position(id)?;
@@ -281,6 +316,7 @@ struct Merge {
     selection: Vec<String>,
     addopts_at: Option<(String, u32)>,
     hooks: std::collections::BTreeSet<HookImpl>,
+    tools: std::collections::BTreeSet<ToolModule>,
     /// Where the next `tests` row is expected in `collected`.
     next_row: usize,
     /// How many records were merged: the number of the one being read.
@@ -510,6 +546,10 @@ impl<'de> DeserializeSeed<'de> for Field<'_, '_> {
                 let hooks: Vec<HookImpl> = Deserialize::deserialize(de)?;
                 merge.hooks.extend(hooks);
             }
+            "tools" => {
+                let tools: Vec<ToolModule> = Deserialize::deserialize(de)?;
+                merge.tools.extend(tools);
+            }
             "collection_skips" => {
                 let skips: Vec<CollectionSkip> = Deserialize::deserialize(de)?;
                 merge.collection_skips.extend(skips);
@@ -727,6 +767,7 @@ impl Runs {
             selection: merge.selection,
             addopts_at: merge.addopts_at,
             hooks: merge.hooks.into_iter().collect(),
+            tools: merge.tools.into_iter().collect(),
         }
     }
 }
