@@ -233,7 +233,9 @@ fn refuse_link_out_of_repository(path: &Path, name: &str) -> Result<(), GateErro
                 target.display()
             ),
         )
-        .with_help("commit the file itself: the gate reads no input from outside the repository it judges")),
+        .with_help(
+            "commit the file itself: the gate reads no input from outside the repository it judges",
+        )),
         // A dangling link: the open says so.
         Err(_) => Ok(()),
     }

@@ -293,7 +293,14 @@ pub fn tampering(cx: &Context, loaded: &Loaded) -> Option<Load<Vec<Finding>>> {
             "" => file.to_string(),
             root => format!("{root}/{file}"),
         };
-        let dirs = tamper::test_dirs(files.iter().map(|file| in_repo(file)).collect::<Vec<_>>().iter().map(String::as_str));
+        let dirs = tamper::test_dirs(
+            files
+                .iter()
+                .map(|file| in_repo(file))
+                .collect::<Vec<_>>()
+                .iter()
+                .map(String::as_str),
+        );
         // Diagnostics name suite files relative to pytest's rootdir.
         let mut findings = tamper::scan(hunks, &dirs);
         if !pytest_root.is_empty() {

@@ -234,7 +234,9 @@ impl Hunks {
 
     /// The lines the patch added to each Python file.
     pub fn python_lines(&self) -> impl Iterator<Item = (&str, &[(u32, String)])> {
-        self.added.iter().map(|(file, lines)| (file.as_str(), lines.as_slice()))
+        self.added
+            .iter()
+            .map(|(file, lines)| (file.as_str(), lines.as_slice()))
     }
 
     /// Every file the patch added or changed lines of.

@@ -73,11 +73,7 @@ const CONSTRUCTS: &[(&str, &str, &str)] = &[
         "replaces the function pytest calls for a test",
         r#"\.\s*obj\s*=[^=]|\bsetattr\s*\([^,]+,\s*["']obj["']"#,
     ),
-    (
-        "__code__",
-        "swaps a function's code",
-        r"\b__code__\b",
-    ),
+    ("__code__", "swaps a function's code", r"\b__code__\b"),
     (
         "__test__",
         "hides a module or class from collection",
@@ -115,7 +111,10 @@ pub fn is_tool_module(file: &str) -> bool {
     while let Some(part) = parts.next() {
         let name = match parts.peek() {
             Some(_) => part,
-            None => part.strip_suffix(".pyi").or(part.strip_suffix(".py")).unwrap_or(""),
+            None => part
+                .strip_suffix(".pyi")
+                .or(part.strip_suffix(".py"))
+                .unwrap_or(""),
         };
         if TOOL_MODULES.contains(&name) {
             return true;
@@ -299,7 +298,11 @@ mod tests {
         let files: Vec<String> = scan(&hunks, &dirs).into_iter().map(|f| f.file).collect();
         assert_eq!(
             files,
-            vec!["checks/util.py", "suite/test_a.py", "tests/helpers/runner.py"]
+            vec![
+                "checks/util.py",
+                "suite/test_a.py",
+                "tests/helpers/runner.py"
+            ]
         );
     }
 

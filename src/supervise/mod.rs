@@ -119,11 +119,20 @@ mod tests {
     #[test]
     fn a_python_running_pytest_as_a_module_is_told_from_a_console_script() {
         assert!(runs_module("python", &words(&["-m", "pytest", "-q"])));
-        assert!(runs_module("/venv/bin/python3.11", &words(&["-X", "dev", "-W", "error", "-m", "pytest"])));
+        assert!(runs_module(
+            "/venv/bin/python3.11",
+            &words(&["-X", "dev", "-W", "error", "-m", "pytest"])
+        ));
         assert!(runs_module("python3", &words(&["-mpytest"])));
         assert!(!runs_module("pytest", &words(&["-m", "not slow"])));
-        assert!(!runs_module("python", &words(&["tools/run_tests.py", "-m", "x"])));
-        assert!(!runs_module("python", &words(&["-c", "import pytest; pytest.main()"])));
+        assert!(!runs_module(
+            "python",
+            &words(&["tools/run_tests.py", "-m", "x"])
+        ));
+        assert!(!runs_module(
+            "python",
+            &words(&["-c", "import pytest; pytest.main()"])
+        ));
     }
 }
 
