@@ -473,8 +473,11 @@ fn parse_yaml(source: &Source) -> Result<Node, GateError> {
         budget.max_events = 40_000_000;
         budget.max_depth = MAX_DEPTH;
     }
-    let root: serde_saphyr::Spanned<YamlValue> =
-        serde_saphyr::from_str_with_options(&source.text, options).map_err(|e| {
+    // A byte-order mark is three spaces in the text (offsets stay true): YAML would read
+    // them as the first line's indentation, so the parser starts after them.
+    let text = &source.text[yaml_start(source)..];
+    let root: serde_saphyr::Spanned<YamlValue> = serde_saphyr::from_str_with_options(text, options)
+        .map_err(|e| {
             let span = e.location().and_then(|loc| yaml_span(source, &loc));
             let message = e.to_string();
             let first_line = message.lines().next().unwrap_or(&message).to_string();
@@ -483,12 +486,23 @@ fn parse_yaml(source: &Source) -> Result<Node, GateError> {
     Ok(yaml_node(source, root))
 }
 
+/// Where the YAML parser starts: after a byte-order mark's three spaces.
+fn yaml_start(source: &Source) -> usize {
+    if source.had_bom {
+        3
+    } else {
+        0
+    }
+}
+
 fn yaml_span(source: &Source, loc: &serde_saphyr::Location) -> Option<Span> {
     let span = loc.span();
-    let start = match span.byte_offset() {
-        Some(b) => b as usize,
-        None => crate::source::char_to_byte(&source.text, span.offset() as usize),
-    };
+    let from = yaml_start(source);
+    let start = from
+        + match span.byte_offset() {
+            Some(b) => b as usize,
+            None => crate::source::char_to_byte(&source.text[from..], span.offset() as usize),
+        };
     let len = span.byte_len().map_or(0, |l| l as usize);
     let end = (start + len).min(source.text.len());
     Some(start.min(end)..end)
@@ -732,5 +746,43 @@ mod tests {
         let err = parse(&source, Format::Json).unwrap_err();
         assert!(err.to_string().contains("duplicate key `a`"), "{err}");
         assert_eq!(err.location(), Some((2, 7)));
+    }
+}
+
+#[cfg(test)]
+mod bom {
+    use super::*;
+    use crate::source::SourceFile;
+
+    /// The byte span of the ledger's `owner` value, read from `bytes` as a file would be.
+    fn owner_span(bytes: &[u8], format: Format) -> (String, Span) {
+        let source = SourceFile::decoded("l", "l", bytes.to_vec()).unwrap();
+        let node = parse(&source, format).unwrap_or_else(|e| panic!("{format:?}: {e:?}"));
+        let Value::Seq(items) = &node.get("freezes").unwrap().value else {
+            panic!()
+        };
+        let owner = items[0].get("owner").unwrap();
+        (
+            source.text[owner.span.clone()].to_string(),
+            owner.span.clone(),
+        )
+    }
+
+    #[test]
+    fn a_byte_order_mark_reads_the_same_in_json_toml_and_yaml() {
+        let documents = [
+            (Format::Json, "{\"freezes\": [{\"owner\": \"dana\"}]}\n"),
+            (Format::Toml, "[[freezes]]\nowner = \"dana\"\n"),
+            (Format::Yaml, "freezes:\n  - owner: dana\n"),
+        ];
+        for (format, text) in documents {
+            let (plain, at) = owner_span(text.as_bytes(), format);
+            let mut marked = b"\xEF\xBB\xBF".to_vec();
+            marked.extend_from_slice(text.as_bytes());
+            let (with_bom, at_with_bom) = owner_span(&marked, format);
+            assert_eq!(with_bom, plain, "{format:?}");
+            // The mark is three bytes before every value.
+            assert_eq!(at_with_bom, at.start + 3..at.end + 3, "{format:?}");
+        }
     }
 }

@@ -15,6 +15,8 @@ pub struct SourceFile {
     pub text: String,
     /// Byte offset of every line start, built on first use.
     line_starts: std::sync::OnceLock<Vec<usize>>,
+    /// Whether the file began with a UTF-8 byte-order mark (now three spaces in `text`).
+    pub had_bom: bool,
 }
 
 pub type Source = Arc<SourceFile>;
@@ -30,6 +32,7 @@ impl SourceFile {
             path: path.into(),
             text: text.into(),
             line_starts: std::sync::OnceLock::new(),
+            had_bom: false,
         })
     }
 
@@ -43,8 +46,25 @@ impl SourceFile {
         let name = name.into();
         refuse_link_out_of_repository(path, &name)?;
         let bytes = read_bytes(path, &name)?;
+        SourceFile::decoded(name, path, bytes)
+    }
+
+    /// A file's bytes as text (see [`decode_utf8`]), remembering a byte-order mark.
+    pub fn decoded(
+        name: impl Into<String>,
+        path: impl Into<PathBuf>,
+        bytes: Vec<u8>,
+    ) -> Result<Source, GateError> {
+        let name = name.into();
+        let had_bom = bytes.starts_with(BOM);
         let text = decode_utf8(&name, bytes)?;
-        Ok(SourceFile::new(name, path, text))
+        Ok(Arc::new(SourceFile {
+            name,
+            path: path.into(),
+            text,
+            line_starts: std::sync::OnceLock::new(),
+            had_bom,
+        }))
     }
 
     fn line_starts(&self) -> &[usize] {
@@ -179,7 +199,8 @@ fn open_regular(path: &Path, name: &str) -> Result<std::fs::File, GateError> {
         .metadata()
         .map_err(|e| GateError::io(name, e))?
         .file_type();
-    if kind.is_file() {
+    // `/dev/null` reads as an empty file (`--changed /dev/null`: nothing changed).
+    if kind.is_file() || path == Path::new("/dev/null") {
         return Ok(file);
     }
     Err(GateError::new(
@@ -260,8 +281,10 @@ fn read_halves(file: &std::fs::File, size: usize) -> Option<Vec<u8>> {
     (read && file.seek(std::io::SeekFrom::Start(size as u64)).is_ok()).then_some(bytes)
 }
 
-pub fn decode_utf8(name: &str, mut bytes: Vec<u8>) -> Result<String, GateError> {
-    if bytes.starts_with(b"\xEF\xBB\xBF") {
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+fn decode_utf8(name: &str, mut bytes: Vec<u8>) -> Result<String, GateError> {
+    if bytes.starts_with(BOM) {
         // Replace the BOM by spaces of equal length so byte offsets into the file stay true.
         bytes[..3].copy_from_slice(b"   ");
     }

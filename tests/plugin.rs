@@ -1029,7 +1029,7 @@ fn skips_point_at_the_line_that_set_them() {
     let project = patched(
         |p| {
             p.write("tests/test_legacy.py", "import unittest\n\n\nclass TestOff(unittest.TestCase):\n    def test_a(self):\n        pass\n\n    def test_b(self):\n        pass\n\n\nclass TestCalls(unittest.TestCase):\n    def test_call(self):\n        self.assertTrue(True)\n\n    def test_raise(self):\n        self.assertTrue(True)\n\n    def test_method(self):\n        self.assertTrue(True)\n");
-            p.write("tests/test_store.py", "import pytest\n\n\n@pytest.fixture\ndef db():\n    yield 1\n\n\ndef test_read(db):\n    pass\n\n\ndef test_quarantined():\n    pass\n");
+            p.write("tests/test_store.py", "import pytest\n\n\n@pytest.fixture\ndef db():\n    yield 1\n\n\ndef test_read(db):\n    pass\n\n\ndef test_quarantined():\n    pass\n\n\ndef test_hooked():\n    pass\n");
             p.write(
                 "tests/test_slow.py",
                 "def test_s1():\n    pass\n\n\ndef test_s2():\n    pass\n",
@@ -1062,9 +1062,9 @@ fn skips_point_at_the_line_that_set_them() {
                 "    def test_method(self):",
                 "    @unittest.skip(\"flaky\")\n    def test_method(self):",
             );
-            p.write("tests/test_store.py", "import pytest\n\n\n@pytest.fixture\ndef db():\n    pytest.skip(\"no database\")\n    yield 1\n\n\ndef test_read(db):\n    pass\n\n\ndef test_quarantined():\n    pass\n");
+            p.write("tests/test_store.py", "import pytest\n\n\n@pytest.fixture\ndef db():\n    pytest.skip(\"no database\")\n    yield 1\n\n\ndef test_read(db):\n    pass\n\n\ndef test_quarantined():\n    pass\n\n\ndef test_hooked():\n    pass\n");
             p.write("tests/test_slow.py", "import pytest\n\npytestmark = pytest.mark.skip(reason=\"slow\")\n\n\ndef test_s1():\n    pass\n\n\ndef test_s2():\n    pass\n");
-            p.write("tests/conftest.py", "import pytest\n\n\ndef pytest_collection_modifyitems(items):\n    for item in items:\n        if item.name == \"test_quarantined\":\n            item.add_marker(pytest.mark.skip(reason=\"quarantined\"))\n");
+            p.write("tests/conftest.py", "import pytest\n\n\ndef pytest_collection_modifyitems(items):\n    for item in items:\n        if item.name == \"test_quarantined\":\n            item.add_marker(pytest.mark.skip(reason=\"quarantined\"))\n\n\ndef pytest_runtest_setup(item):\n    if item.name == \"test_hooked\":\n        pytest.skip(\"hooked\")\n");
             p.write("pytest.ini", "[pytest]\nfreezegate = true\naddopts = -k \"not test_cases\"\nmarkers =\n    slow: slow tests\n");
         },
     );
@@ -1091,6 +1091,7 @@ fn skips_point_at_the_line_that_set_them() {
             ("FZ601", "tests/test_legacy.py::TestCalls::test_method", "is skipped by @unittest.skip: flaky", "tests/test_legacy.py", 21),
             ("FZ601", "tests/test_store.py::test_read", "is skipped by pytest.skip() in the fixture db: no database", "tests/test_store.py", 6),
             ("FZ601", "tests/test_store.py::test_quarantined", "is skipped by a marker that pytest_collection_modifyitems in tests/conftest.py added: quarantined", "tests/conftest.py", 7),
+            ("FZ601", "tests/test_store.py::test_hooked", "is skipped by pytest.skip() in the hook pytest_runtest_setup of tests/conftest.py: hooked", "tests/conftest.py", 12),
             ("FZ601", "tests/test_slow.py::test_s1", "are skipped by its module's pytestmark: slow", "tests/test_slow.py", 3),
             ("FZ602", "tests/test_app.py::test_cases[1]", "were deselected (the run had addopts = -k \"not test_cases\")", "pytest.ini", 3),
         ] {

@@ -171,9 +171,9 @@ TOOLS = ("pytest", "_pytest", "pluggy", "hypothesis", "xdist", "freezegate")
 
 
 def tools(relative: Callable[[str], str]) -> List[Dict[str, Any]]:
-    """Where each tool module this process imported came from: its file (relative to
-    pytest's rootdir where it is inside), and whether that is where this interpreter
-    installs packages (FZ608 judges a file in the repository that is not)."""
+    """The tool modules this process imported from outside the interpreter's install
+    paths (site-packages, the standard library): each with its file, relative to pytest's
+    rootdir where it is inside (FZ608 judges those)."""
     installed = installed_roots()
     found = []
     for name in TOOLS:
@@ -181,5 +181,6 @@ def tools(relative: Callable[[str], str]) -> List[Dict[str, Any]]:
         if not path:
             continue
         real = os.path.realpath(path)
-        found.append({"module": name, "file": relative(real), "installed": _under(real, installed)})
+        if not _under(real, installed):
+            found.append({"module": name, "file": relative(real)})
     return found

@@ -10,8 +10,9 @@ A place is ``{"scope", "file", "line", "origin"}``: ``scope`` is ``class`` (a ma
 ``@unittest.skip`` on the test's class; ``origin`` "unittest" for the latter), ``method``
 (``@unittest.skip`` on the test method),
 ``unittest`` (``self.skipTest()`` or ``raise unittest.SkipTest``; ``origin`` which),
-``fixture`` (``pytest.skip()`` in a fixture; ``origin`` the fixture's name), ``hook`` (a
-marker a hook added; ``origin`` the hook) or ``module`` (the module's ``pytestmark``);
+``fixture`` (``pytest.skip()`` in a fixture; ``origin`` the fixture's name), ``hook-call``
+(``pytest.skip()`` in a hook such as ``pytest_runtest_setup``; ``origin`` the hook), ``hook``
+(a marker a hook added; ``origin`` the hook) or ``module`` (the module's ``pytestmark``);
 None for the test's own decorator or call, where pytest's place is right.
 """
 
@@ -129,9 +130,13 @@ def _fixture_place(
         return None
     last = entries[-1]
     fixture = next((fixtures[e.frame.code.raw] for e in entries if e.frame.code.raw in fixtures), None)
-    if fixture is None:
+    if fixture is not None:
+        return _place("fixture", relative(str(last.path)), last.lineno + 1, fixture)
+    # Not a fixture's: a hook's (a conftest's pytest_runtest_setup calling pytest.skip()).
+    hook = next((e.frame.code.raw.co_name for e in reversed(entries) if e.frame.code.raw.co_name.startswith("pytest_")), None)
+    if hook is None:
         return None
-    return _place("fixture", relative(str(last.path)), last.lineno + 1, fixture)
+    return _place("hook-call", relative(str(last.path)), last.lineno + 1, hook)
 
 
 def _own_marks(obj: Any) -> List[Any]:

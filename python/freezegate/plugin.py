@@ -426,8 +426,10 @@ class FreezegatePlugin:
             "selection": self._selection(addopts_at),
             "addopts_at": {k: v for k, v in addopts_at.items() if k != "text"} if addopts_at else None,
             "hooks": census.merge(hooks, *self.worker_census),
-            "tools": census.tools(self.relative),
         }
+        tools = census.tools(self.relative)
+        if tools:
+            record["tools"] = tools
         # One line: a record of a monorepo's suite is written and read in a blink.
         text = json.dumps(record, separators=(",", ":"))
         if self.pipe is not None:

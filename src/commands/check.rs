@@ -18,9 +18,10 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &CheckArgs) -> Result<u
         gate,
         facts,
         evaluation,
-        report,
+        mut report,
         timings,
     } = gate::check(cwd, config_path, args)?;
+    report.deny_warnings = args.deny_warnings;
     if args.trace {
         for timing in &evaluation.timings {
             let ms = |d: std::time::Duration| d.as_secs_f64() * 1000.0;
@@ -58,12 +59,12 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &CheckArgs) -> Result<u
         cwd,
     )?;
     if let Some(path) = &args.history {
-        record_history(cwd, path, &gate.config, &facts, &report, args.deny_warnings)?;
+        record_history(cwd, path, &gate.config, &facts, &report)?;
     }
     if args.facts.verbose {
         timings.print(Instant::now());
     }
-    let code = if report.failed(args.deny_warnings) {
+    let code = if report.failed() {
         EXIT_VIOLATIONS
     } else {
         EXIT_PASS
@@ -81,7 +82,6 @@ fn record_history(
     config: &Config,
     facts: &Facts,
     report: &Report,
-    deny_warnings: bool,
 ) -> Result<(), GateError> {
     let input = InputPath::from_cli(cwd, path, &config.repo_root);
     let record = crate::stats::history::Record::of_run(
@@ -89,7 +89,7 @@ fn record_history(
         facts.today,
         crate::inputs::tools::head_commit(&config.repo_root),
         facts.target_branch.clone(),
-        report.failed(deny_warnings),
+        report.failed(),
     );
     crate::stats::history::append(&input.path, &input.name, &record)
 }

@@ -153,7 +153,7 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &FreezeArgs) -> Result<
             }
             recount(&mut report);
         }
-        if report.failed(false) {
+        if report.failed() {
             print!("{}", human::render(&report, false));
             eprintln!("freezegate: {} was not changed", ledger.source.name);
             return Ok(EXIT_VIOLATIONS);

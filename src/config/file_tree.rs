@@ -105,8 +105,7 @@ impl FileTree {
                         ),
                     ));
                 }
-                let text = crate::source::decode_utf8(name, out.stdout)?;
-                Ok(Some(SourceFile::new(name, path, text)))
+                SourceFile::decoded(name, path, out.stdout).map(Some)
             }
         }
     }

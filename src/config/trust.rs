@@ -14,6 +14,9 @@ pub struct Modified {
     pub trusted_has_it: bool,
     /// A config file (without a trusted one, the defaults applied).
     pub is_config: bool,
+    /// Whether the trusted commit has a config file of its own (for a config file the
+    /// patch adds: that one was used).
+    pub trusted_config: bool,
 }
 
 impl Modified {
@@ -22,6 +25,10 @@ impl Modified {
         match (self.trusted_has_it, self.is_config) {
             (true, _) => format!(
                 "the patch changes {}; the version at {rev} was used instead",
+                self.name
+            ),
+            (false, true) if self.trusted_config => format!(
+                "the patch adds {}; the config at {rev} was used instead",
                 self.name
             ),
             (false, true) => format!(
@@ -45,13 +52,16 @@ pub fn modified_files(
 ) -> Vec<Modified> {
     let root = &trusted.repo_root;
     let mut changed = BTreeSet::new();
+    let trusted_config = trusted.source.is_some();
     let config = |name: String, trusted_has_it: bool| Modified {
         name,
         trusted_has_it,
         is_config: true,
+        trusted_config,
     };
     let work = Config::discover_in(cwd, explicit, &FileTree::WorkTree);
     let source_of = |c: &Config| c.source.as_ref().map(|s| (s.path.clone(), s.text.clone()));
+    let in_trusted = |path: &Path| trusted_tree.read(path, "").ok().flatten().is_some();
     match (&work, source_of(trusted)) {
         (Err(_), Some((path, _))) => {
             changed.insert(config(display_path(&path, root), true));
@@ -66,10 +76,24 @@ pub fn modified_files(
         }
         (Ok(work), trusted_source) => {
             if source_of(work) != trusted_source {
-                let has_it = trusted_source.is_some();
                 for (path, _) in [source_of(work), trusted_source].into_iter().flatten() {
-                    changed.insert(config(display_path(&path, root), has_it));
+                    changed.insert(config(display_path(&path, root), in_trusted(&path)));
                 }
+            }
+        }
+    }
+    // A config file the patch adds where discovery looks, even one another file shadows
+    // today: the next patch would find it.
+    if explicit.is_none() {
+        for dir in cwd.ancestors() {
+            for file_name in super::CONFIG_NAMES {
+                let path = dir.join(file_name);
+                if file_name != "pyproject.toml" && path.is_file() && !in_trusted(&path) {
+                    changed.insert(config(display_path(&path, root), false));
+                }
+            }
+            if dir == root.as_path() {
+                break;
             }
         }
     }
@@ -128,6 +152,7 @@ pub fn modified_files(
                 name,
                 trusted_has_it: trusted_text.is_some(),
                 is_config: false,
+                trusted_config,
             });
         }
     }

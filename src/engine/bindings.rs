@@ -451,7 +451,6 @@ pub fn register(engine: &mut Engine, pytest_root: String, repo_root: std::path::
                         let mut map = Map::new();
                         map.insert("name".into(), t.module.clone().into());
                         map.insert("file".into(), t.file.clone().into());
-                        map.insert("installed".into(), t.installed.into());
                         map.insert("shadowed".into(), t.is_shadowed().into());
                         Dynamic::from_map(map)
                     })

@@ -147,7 +147,7 @@ pub fn render_capped(report: &Report, colour: bool, max: usize) -> String {
 pub fn summary_line(report: &Report) -> String {
     use crate::words::count_of;
     let s = &report.summary;
-    let verdict = if s.errors > 0 { "failed" } else { "passed" };
+    let verdict = if report.failed() { "failed" } else { "passed" };
     let checked = report.checked_rules();
     let mut line = format!(
         "freezegate: {verdict}: {}, {} in {} ({} checked)",

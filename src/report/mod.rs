@@ -84,6 +84,9 @@ pub struct Report {
     /// For each rule not evaluated, the inputs it waited for that were not given.
     #[serde(skip)]
     pub absent: std::collections::BTreeMap<String, Vec<String>>,
+    /// `--deny-warnings`: a warning fails the check, and every report says so.
+    #[serde(skip)]
+    pub deny_warnings: bool,
 }
 
 /// A compensating property's sample count, as the JSON report and `--trace` show it.
@@ -213,6 +216,7 @@ impl Report {
             meta,
             freezes,
             absent: evaluation.absent.clone(),
+            deny_warnings: false,
         }
     }
 
@@ -285,9 +289,9 @@ impl Report {
         self.rules.iter().any(|r| r.code == code && r.evaluated)
     }
 
-    /// Exit code: 1 when an error (or, with `deny_warnings`, a warning) was reported.
-    pub fn failed(&self, deny_warnings: bool) -> bool {
-        self.summary.errors > 0 || deny_warnings && self.summary.warnings > 0
+    /// Exit code: 1 when an error (or, with `--deny-warnings`, a warning) was reported.
+    pub fn failed(&self) -> bool {
+        self.summary.errors > 0 || self.deny_warnings && self.summary.warnings > 0
     }
 }
 

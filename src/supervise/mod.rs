@@ -108,34 +108,6 @@ fn runs_module(program: &str, args: &[String]) -> bool {
     false
 }
 
-#[cfg(test)]
-mod tests {
-    use super::runs_module;
-
-    fn words(args: &[&str]) -> Vec<String> {
-        args.iter().map(|a| a.to_string()).collect()
-    }
-
-    #[test]
-    fn a_python_running_pytest_as_a_module_is_told_from_a_console_script() {
-        assert!(runs_module("python", &words(&["-m", "pytest", "-q"])));
-        assert!(runs_module(
-            "/venv/bin/python3.11",
-            &words(&["-X", "dev", "-W", "error", "-m", "pytest"])
-        ));
-        assert!(runs_module("python3", &words(&["-mpytest"])));
-        assert!(!runs_module("pytest", &words(&["-m", "not slow"])));
-        assert!(!runs_module(
-            "python",
-            &words(&["tools/run_tests.py", "-m", "x"])
-        ));
-        assert!(!runs_module(
-            "python",
-            &words(&["-c", "import pytest; pytest.main()"])
-        ));
-    }
-}
-
 /// Set by `check --collect` for its pytest collection (the plugin stays off).
 pub const OFF_VARIABLE: &str = "FREEZEGATE_PLUGIN_OFF";
 
@@ -179,4 +151,32 @@ pub fn record_path(cwd: &Path, hello: &protocol::Hello) -> (PathBuf, String) {
         .map(|p| p.display().to_string())
         .unwrap_or_else(|_| path.display().to_string());
     (path, shown)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::runs_module;
+
+    fn words(args: &[&str]) -> Vec<String> {
+        args.iter().map(|a| a.to_string()).collect()
+    }
+
+    #[test]
+    fn a_python_running_pytest_as_a_module_is_told_from_a_console_script() {
+        assert!(runs_module("python", &words(&["-m", "pytest", "-q"])));
+        assert!(runs_module(
+            "/venv/bin/python3.11",
+            &words(&["-X", "dev", "-W", "error", "-m", "pytest"])
+        ));
+        assert!(runs_module("python3", &words(&["-mpytest"])));
+        assert!(!runs_module("pytest", &words(&["-m", "not slow"])));
+        assert!(!runs_module(
+            "python",
+            &words(&["tools/run_tests.py", "-m", "x"])
+        ));
+        assert!(!runs_module(
+            "python",
+            &words(&["-c", "import pytest; pytest.main()"])
+        ));
+    }
 }

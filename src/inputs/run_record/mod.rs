@@ -130,24 +130,19 @@ impl HookImpl {
     }
 }
 
-/// Where a run imported a tool module from (see the plugin's `census.tools`): FZ608
-/// judges one in the repository that is not where the interpreter installs packages.
+/// A tool module a run imported from outside the interpreter's install paths (see the
+/// plugin's `census.tools`): FZ608 judges one from the repository.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
 pub struct ToolModule {
     pub module: String,
     /// Relative to pytest's rootdir where it is inside it, else absolute.
     pub file: String,
-    /// Whether the file is under the interpreter's install paths (site-packages, the
-    /// standard library).
-    #[serde(default)]
-    pub installed: bool,
 }
 
 impl ToolModule {
-    /// Whether the module came from the repository: a file inside pytest's rootdir that
-    /// is not under the interpreter's install paths (a venv inside the repository is).
+    /// Whether the module came from the repository (a file inside pytest's rootdir).
     pub fn is_shadowed(&self) -> bool {
-        !self.installed && !self.file.starts_with('/') && !self.file.starts_with("../")
+        !self.file.starts_with('/') && !self.file.starts_with("../")
     }
 }
 
@@ -203,7 +198,8 @@ pub struct RunSkip {
     /// Where a marker or call is beyond the test itself: `module` (a `pytestmark`),
     /// `class` (a marker or `@unittest.skip` on its class), `method` (`@unittest.skip`
     /// on the method), `fixture` (`pytest.skip()` in a fixture), `hook` (a marker a
-    /// conftest hook added), `unittest` (`self.skipTest()`, `raise unittest.SkipTest`).
+    /// conftest hook added), `hook-call` (`pytest.skip()` in a hook such as
+    /// `pytest_runtest_setup`), `unittest` (`self.skipTest()`, `raise unittest.SkipTest`).
     pub scope: Option<String>,
     /// What set it: the fixture's or hook's name, `unittest`, `self.skipTest()`.
     pub origin: Option<String>,
@@ -225,7 +221,7 @@ impl Runs {
                 // The plugin names the exact line of a fixture's, a hook's or unittest's
                 // call; a marker is found from the reported line up.
                 let find = match (d.source, d.scope.as_deref(), kind) {
-                    (_, Some("fixture" | "hook" | "unittest"), _) => None,
+                    (_, Some("fixture" | "hook" | "hook-call" | "unittest"), _) => None,
                     (Some(SkipSource::Mark), Some("module"), _) => Some("pytestmark"),
                     (Some(SkipSource::Mark), _, "xfail") => Some("xfail"),
                     (Some(SkipSource::Mark), _, _) => Some("skip"),
@@ -431,6 +427,9 @@ impl Merge {
 
     /// One `tests` row, of the test at `at` in the collection.
     fn row_at<E: de::Error>(&mut self, at: usize, id: &str, raw: RawDetail) -> Result<(), E> {
+        if self.accounted[at] == self.stamp() {
+            return Err(E::custom(format!("duplicate key `{id}` in `tests`")));
+        }
         let outcome = parse_outcome(&raw.outcome).ok_or_else(|| {
             E::custom(format!(
                 "`{id}`: outcome `{}` is not passed, failed, error, skipped, xfailed or xpassed",
@@ -484,6 +483,19 @@ struct Header {
     incomplete: Option<String>,
     saw_collected: bool,
     saw_tests: bool,
+    /// The top-level keys read so far: a key twice is an error, never "last one wins".
+    keys: Vec<String>,
+}
+
+impl Header {
+    /// Whether `key` was read before (and notes it).
+    fn repeats(&mut self, key: &str) -> bool {
+        if self.keys.iter().any(|k| k == key) {
+            return true;
+        }
+        self.keys.push(key.to_string());
+        false
+    }
 }
 
 /// The value of one top-level key of a record, whichever reader found it.
@@ -613,6 +625,9 @@ impl<'de> Visitor<'de> for Seed<'_> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         while let Some(key) = map.next_key::<Cow<'de, str>>()? {
             match self.level {
+                Level::Record if self.header.repeats(&key) => {
+                    return Err(de::Error::custom(format!("duplicate key `{key}`")));
+                }
                 Level::Record => map.next_value_seed(Field {
                     key: &key,
                     merge: self.merge,
@@ -966,7 +981,12 @@ mod tests {
     /// Whether the scanner takes the text (the first record as the plugin writes it).
     fn scanned(text: &str) -> bool {
         let source = SourceFile::new("run.json", "run.json", text.to_string());
-        scan::read(&source, &mut Merge::default(), &mut Header::default()).is_ok()
+        // The first record, as `read_with` numbers it.
+        let mut merge = Merge {
+            records: 1,
+            ..Merge::default()
+        };
+        scan::read(&source, &mut merge, &mut Header::default()).is_ok()
     }
 
     /// The record in the plugin's spelling: one line, no spaces.
@@ -1088,6 +1108,31 @@ mod tests {
                 err.to_string().contains("is not a freezegate run record"),
                 "{bad}: {err}"
             );
+        }
+    }
+
+    #[test]
+    fn a_key_or_a_test_given_twice_is_refused_never_last_one_wins() {
+        let good =
+            compact(r#""collected": ["a.py::x"], "tests": {"a.py::x": {"outcome": "failed"}}"#);
+        assert!(scanned(&good));
+        for (bad, said) in [
+            (
+                good.replace("\"tests\":", "\"complete\":true,\"tests\":"),
+                "duplicate key `complete`",
+            ),
+            (
+                good.replace(
+                    "{\"a.py::x\":{\"outcome\":\"failed\"}}",
+                    "{\"a.py::x\":{\"outcome\":\"failed\"},\"a.py::x\":{\"outcome\":\"passed\"}}",
+                ),
+                "duplicate key `a.py::x` in `tests`",
+            ),
+        ] {
+            assert_ne!(bad, good);
+            assert!(!scanned(&bad), "{bad}");
+            let err = parse(std::slice::from_ref(&bad)).unwrap_err();
+            assert!(err.to_string().contains(said), "{bad}: {err}");
         }
     }
 

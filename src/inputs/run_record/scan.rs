@@ -34,6 +34,10 @@ pub(super) fn read(source: &Source, merge: &mut Merge, header: &mut Header) -> S
         while scan.more(b'}', &mut first)? {
             let key = scan.string()?;
             scan.eat(b':')?;
+            // serde words the error.
+            if header.repeats(key) {
+                return Err(Bail);
+            }
             if let Some(list) = List::of(key) {
                 header.saw_collected |= matches!(list, List::Collected);
                 let spans = scan.strings()?;
