@@ -289,6 +289,13 @@ fn fz204_stale_freeze_is_a_warning() {
     assert_eq!(verdict.one("FZ204")["severity"], "warning");
     world.extra_args.push("--deny-warnings".into());
     assert_eq!(world.run().code, 1);
+    // The summary line says what the exit status says.
+    let dir = tempfile::tempdir().unwrap();
+    let human = String::from_utf8(world.run_in(dir.path(), "human").stdout).unwrap();
+    assert!(
+        human.contains("freezegate: failed: 0 errors, 1 warning"),
+        "{human}"
+    );
 }
 
 #[test]

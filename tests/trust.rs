@@ -178,12 +178,39 @@ fn a_shadowing_config_deeper_in_the_tree_is_noticed() {
     assert_eq!(named.len(), 2, "{named:?}");
     assert!(
         named[0].contains("changes freezegate.toml")
-            && named[1].contains("changes tests/.freezegate.toml"),
+            && named[1].contains(
+                "the patch adds tests/.freezegate.toml; the config at main was used instead"
+            ),
         "{named:?}"
     );
     assert_eq!(
-        verdict.json["summary"]["rules"], 39,
+        verdict.json["summary"]["rules"], 42,
         "the trusted config (builtin + org) was used"
+    );
+}
+
+#[test]
+fn a_config_file_the_patch_adds_beside_the_trusted_one_is_named() {
+    // freezegate.toml wins discovery today; the `.freezegate.toml` the patch adds would
+    // be read once someone removes it, so the reviewer is told now.
+    let world = base_world();
+    let dir = trusted_repo(&world);
+    write(
+        dir.path(),
+        ".freezegate.toml",
+        "policies = [\"builtin\"]\n[rules]\nFZ301 = \"off\"\n",
+    );
+    let verdict = check(dir.path(), &world, true);
+    let named: Vec<String> = verdict
+        .violations()
+        .iter()
+        .filter(|v| v["code"] == "FZ501")
+        .map(|v| v["message"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        named,
+        ["the patch adds .freezegate.toml; the config at main was used instead"],
+        "{named:?}"
     );
 }
 

@@ -56,7 +56,7 @@ def in_scope(hook: str) -> bool:
     return hook in _HOOKS or hook.startswith(_PREFIXES)
 
 
-def _under(path: str, roots: Iterable[str]) -> bool:
+def under(path: str, roots: Iterable[str]) -> bool:
     return any(path == root or path.startswith(root + os.sep) for root in roots)
 
 
@@ -129,11 +129,11 @@ class Census:
         function = impl.function
         path = _code_file(function)
         real = os.path.realpath(path) if path and os.path.isfile(path) else None
-        if real is not None and _under(real, self._own):
+        if real is not None and under(real, self._own):
             return
         module = str(getattr(function, "__module__", None) or getattr(impl.plugin, "__name__", "") or "")
         file: Optional[str] = None
-        if real is not None and not _under(real, self._installed):
+        if real is not None and not under(real, self._installed):
             file = self._relative(real)
             if os.path.isabs(file):
                 file = None  # outside pytest's rootdir: named by its plugin
@@ -181,6 +181,6 @@ def tools(relative: Callable[[str], str]) -> List[Dict[str, Any]]:
         if not path:
             continue
         real = os.path.realpath(path)
-        if not _under(real, installed):
+        if not under(real, installed):
             found.append({"module": name, "file": relative(real)})
     return found

@@ -19,10 +19,13 @@ None for the test's own decorator or call, where pytest's place is right.
 from __future__ import annotations
 
 import inspect
+import os
 import unittest
 from typing import Any, Callable, Dict, Iterable, List, Optional
 
 import pytest
+
+from .census import installed_roots, under
 
 Place = Dict[str, Any]
 
@@ -132,11 +135,17 @@ def _fixture_place(
     fixture = next((fixtures[e.frame.code.raw] for e in entries if e.frame.code.raw in fixtures), None)
     if fixture is not None:
         return _place("fixture", relative(str(last.path)), last.lineno + 1, fixture)
-    # Not a fixture's: a hook's (a conftest's pytest_runtest_setup calling pytest.skip()).
-    hook = next((e.frame.code.raw.co_name for e in reversed(entries) if e.frame.code.raw.co_name.startswith("pytest_")), None)
-    if hook is None:
-        return None
-    return _place("hook-call", relative(str(last.path)), last.lineno + 1, hook)
+    # Not a fixture's: a hook's of the project (a conftest's pytest_runtest_setup calling
+    # pytest.skip()), not pytest's own (its skipping plugin raises a marker's skip).
+    installed = installed_roots()
+    for entry in reversed(entries):
+        code = entry.frame.code.raw
+        path = os.path.realpath(code.co_filename)
+        if code.co_name.startswith("pytest_") and not under(path, installed):
+            file = relative(path)
+            if not os.path.isabs(file):
+                return _place("hook-call", relative(str(last.path)), last.lineno + 1, code.co_name)
+    return None
 
 
 def _own_marks(obj: Any) -> List[Any]:
