@@ -74,6 +74,11 @@ pub struct RunArgs {
     /// `--check`, up to `--`, are `freezegate check`'s (the record is given to it).
     #[arg(long, num_args = 0.., allow_hyphen_values = true, value_terminator = "--", value_name = "CHECK ARGS")]
     pub check: Option<Vec<String>>,
+    /// Adopt the run's existing skips: write every skip, xfail, deselection and
+    /// collection skip of the record that the ledger does not derive into the skip
+    /// baseline (as `freezegate baseline --run RECORD` does), before `--check` judges it.
+    #[arg(long)]
+    pub baseline: bool,
     /// The test command and its arguments, after `--` (e.g. `python -m pytest -n auto`).
     #[arg(
         required = true,

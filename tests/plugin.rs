@@ -1100,3 +1100,118 @@ fn skips_point_at_the_line_that_set_them() {
         }
     }
 }
+
+/// Adoption as `init` prints it, on a fresh clone of a suite that already skips and
+/// deselects tests: four commands, one run of the suite, and the check passes on the
+/// default branch itself (no `--base`: the commit is its own base).
+#[test]
+fn a_fresh_clone_adopts_the_gate_in_four_commands_and_one_run() {
+    let project = Project::new();
+    fs::remove_file(project.root.join("gate/freeze_ledger.json")).unwrap();
+    project.write(
+        "pytest.ini",
+        "[pytest]\naddopts = --deselect tests/test_app.py::test_rounding\nmarkers =\n    slow: slow tests\n",
+    );
+    project.write(
+        "tests/test_windows.py",
+        "import sys\n\nimport pytest\n\n\n@pytest.mark.skipif(sys.platform != \"win32\", reason=\"windows only\")\ndef test_windows():\n    assert True\n",
+    );
+    project.write(".gitignore", ".hypothesis/\n__pycache__/\n.pytest_cache/\n");
+    project.commit("a suite with a skip and a deselection");
+    let clones = tempfile::tempdir().unwrap();
+    let (bare, work) = (clones.path().join("origin.git"), clones.path().join("work"));
+    for (args, dir) in [
+        (
+            vec!["clone", "-q", "--bare", ".", bare.to_str().unwrap()],
+            &project.root,
+        ),
+        (
+            vec![
+                "clone",
+                "-q",
+                bare.to_str().unwrap(),
+                work.to_str().unwrap(),
+            ],
+            &project.root,
+        ),
+    ] {
+        common::git(dir, &args);
+    }
+    // The newcomer's shell: the project's venv first on PATH, and freezegate.
+    let path = format!(
+        "{}:{}:{}",
+        python().parent().unwrap().display(),
+        std::path::Path::new(BIN).parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let shell = |line: &str| {
+        let out = hermetic(&mut Command::new("sh"))
+            .args(["-c", line])
+            .env("PATH", &path)
+            .current_dir(&work)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            format!("{}{}", text(&out.stdout), text(&out.stderr)),
+        )
+    };
+
+    let (code, printed) = shell("freezegate init");
+    assert_eq!(code, Some(0), "{printed}");
+    let steps: Vec<&str> = printed
+        .lines()
+        .map(str::trim)
+        .filter(|line| {
+            line.starts_with("git add ") || line.starts_with("freezegate run --baseline")
+        })
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            "git add freezegate.toml gate/freeze_ledger.json .gitignore pytest.ini && git commit -m \"Adopt freezegate\"",
+            "freezegate run --baseline --check -- python -m pytest",
+            "git add gate/skip_baseline.json && git commit -m \"freezegate: adopt the existing skips\"",
+        ],
+        "{printed}"
+    );
+    let mut said = Vec::new();
+    for step in steps {
+        let (code, out) = shell(step);
+        assert_eq!(code, Some(0), "{step}:\n{out}");
+        said.push(out);
+    }
+    // The one run: the suite's skip and deselection adopted, and the check passed on main.
+    common::assert_contains(
+        &said[1],
+        "gate/skip_baseline.json: 2 added, 0 pruned, 0 kept",
+    );
+    common::assert_contains(&said[1], "judged as the branch itself");
+    common::assert_contains(&said[1], "passed");
+    assert!(!said[1].contains("FZ001"), "{}", said[1]);
+    let baseline: Value =
+        serde_json::from_str(&fs::read_to_string(work.join("gate/skip_baseline.json")).unwrap())
+            .unwrap();
+    let kinds: Vec<(&str, &str)> = baseline["skips"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["test_id"].as_str().unwrap(), s["kind"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("tests/test_app.py::test_rounding", "deselected"),
+            ("tests/test_windows.py::test_windows", "skip"),
+        ]
+    );
+    // Both commits landed and the tree is clean: nothing else was left to commit.
+    assert_eq!(
+        common::git(&work, &["status", "--porcelain", "--untracked-files=no"]),
+        ""
+    );
+    assert_eq!(
+        common::git(&work, &["rev-list", "--count", "origin/main..HEAD"]),
+        "2"
+    );
+}

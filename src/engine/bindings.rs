@@ -564,6 +564,14 @@ pub fn register(engine: &mut Engine, pytest_root: String, repo_root: std::path::
                 }
             }
         })
+        // `renamed_file(file)`: the path the patch renamed a repository file to, else `()`.
+        .register_fn("renamed_file", {
+            let repo_root = repo_root.clone();
+            move |file: &str| {
+                crate::inputs::tools::renamed_file(&repo_root, file)
+                    .map_or(Dynamic::UNIT, Dynamic::from)
+            }
+        })
         .register_fn("properties", properties)
         .register_fn("properties", |e: &mut Freeze| {
             properties_of(Some(&e.field("compensating_property")))

@@ -93,9 +93,18 @@ pub fn check(
         None => (Config::discover(cwd, config_path)?, None),
     };
     let configured = Instant::now();
+    let implied = implied_base(&config, &args.facts);
+    let fact_args = match &implied {
+        Some(_) => std::borrow::Cow::Owned(crate::inputs::FactArgs {
+            base: Some("HEAD".into()),
+            ..args.facts.clone()
+        }),
+        None => std::borrow::Cow::Borrowed(&args.facts),
+    };
+    let fact_args = fact_args.as_ref();
     // Large inputs start loading on threads of their own, then the pack compiles; small
     // inputs load right here (threads cost more than they save on a few milliseconds).
-    let gathering = start_loading(cwd, &config, &args.facts)?;
+    let gathering = start_loading(cwd, &config, fact_args)?;
     let started_loading = Instant::now();
     let mut gate = Gate::with_config(config)?;
     if let Some((rev, tree)) = &trusted {
@@ -123,11 +132,11 @@ pub fn check(
         );
     }
     let compiled = Instant::now();
-    let (mut facts, loading) = gathering.with_ledger(cwd, &gate.config, &args.facts)?;
+    let (mut facts, loading) = gathering.with_ledger(cwd, &gate.config, fact_args)?;
     facts.trusted_ref = args.trusted_ref.clone();
     if trusted.is_none() && selection.is_enabled(policy::UNGUARDED_GATE) {
         if let Some(changed) = facts.loaded.changed.get() {
-            let base = args.facts.base.as_deref();
+            let base = fact_args.base.as_deref();
             for (file, what) in trust::unguarded_changes(&gate.config, changed, base) {
                 gate.core_reports.push(RawReport {
                     code: policy::UNGUARDED_GATE.into(),
@@ -147,7 +156,13 @@ pub fn check(
     let judged = judge(&gate, &facts, &selection);
     // An input that failed to load is the error, whatever the rules made of its absence.
     loading.finish()?;
-    let (evaluation, report) = judged?;
+    let (evaluation, mut report) = judged?;
+    if let Some(branch) = implied {
+        report.notes.push(crate::engine::Note {
+            code: "FZ202".into(),
+            message: format!("no --base or --changed was given on {branch}, origin's default branch: judged as the branch itself (its commit against itself, nothing changed; a ledger edit not yet committed is new); on a patch, give --base"),
+        });
+    }
     require_evaluated(&report, &selection)?;
     // The reports need only the ledger: the other inputs (a million collected ids) are
     // given back before the reports are rendered beside them.
@@ -168,6 +183,20 @@ pub fn check(
             threaded,
         },
     })
+}
+
+/// The default branch checked out, when the check names no base (`--base`, `--changed`,
+/// `--base-ledger`, `--diff`): the commit is then its own base, its diff empty, so the
+/// base branch's own check (its CI, or adoption's first check) needs no base to pass.
+fn implied_base(config: &Config, args: &crate::inputs::FactArgs) -> Option<String> {
+    let named = args.base.is_some()
+        || args.changed.is_some()
+        || args.base_ledger.is_some()
+        || args.diff.is_some();
+    match named {
+        true => None,
+        false => crate::inputs::tools::on_default_branch(&config.repo_root),
+    }
 }
 
 /// The loaded policy pack with the engine that compiled it.

@@ -1,12 +1,15 @@
 //! Facts gathered by running the real tools: pytest's collection, git's diff and branch.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use crate::error::GateError;
 use crate::git::git;
-pub use crate::git::{current_branch, head_commit, merge_base, HeadCommit};
+pub use crate::git::{
+    current_branch, default_branch, head_commit, merge_base, on_default_branch, HeadCommit,
+};
 
 /// The commit under judgement: `--commit SHA`, else git's HEAD (asked now, read when
 /// first needed).
@@ -85,7 +88,19 @@ pub fn collect(command: &[String], pytest_root: &Path) -> Result<(Source, Durati
     ))
 }
 
-/// `git diff --name-only REF...HEAD` from the repository root (renames under the new name).
+/// The files the last [`changed_since`] of each repository saw renamed, old path to new.
+static RENAMES: std::sync::Mutex<Option<HashMap<std::path::PathBuf, HashMap<String, String>>>> =
+    std::sync::Mutex::new(None);
+
+/// The path the patch renamed `file` to (as `--base`'s diff found it), if it did.
+pub fn renamed_file(repo_root: &Path, file: &str) -> Option<String> {
+    let renames = RENAMES.lock().ok()?;
+    renames.as_ref()?.get(repo_root)?.get(file).cloned()
+}
+
+/// The files `git diff REF...HEAD` touches, from the repository root: a rename's old
+/// path as well as its new one (the tests under the old path left the collection with
+/// it; [`renamed_file`] then says where the file went).
 pub fn changed_since(base: &str, repo_root: &Path) -> Result<Vec<String>, GateError> {
     // Outside a repository `git diff` falls back to --no-index mode and prints its usage.
     let probe = git(repo_root, &["rev-parse", "--git-dir"])?;
@@ -97,7 +112,7 @@ pub fn changed_since(base: &str, repo_root: &Path) -> Result<Vec<String>, GateEr
     let range = format!("{base}...HEAD");
     let output = git(
         repo_root,
-        &["diff", "--name-only", "-M", "-z", &range, "--"],
+        &["diff", "--name-status", "-M", "-z", &range, "--"],
     )?;
     if !output.status.success() {
         let stderr = String::from_utf8_lossy(&output.stderr).trim().to_string();
@@ -113,11 +128,32 @@ pub fn changed_since(base: &str, repo_root: &Path) -> Result<Vec<String>, GateEr
         );
     }
     let text = String::from_utf8_lossy(&output.stdout);
-    Ok(text
-        .split('\0')
-        .filter(|p| !p.is_empty())
-        .map(crate::paths::normalize)
-        .collect())
+    // `-z --name-status`: a status, then its path (two for a rename or a copy: R100, C75).
+    let mut fields = text.split('\0').filter(|field| !field.is_empty());
+    let mut changed = Vec::new();
+    let mut renames = HashMap::new();
+    while let Some(status) = fields.next() {
+        let Some(path) = fields.next() else { break };
+        let path = crate::paths::normalize(path);
+        if status.starts_with(['R', 'C']) {
+            let Some(to) = fields.next() else { break };
+            let to = crate::paths::normalize(to);
+            // A copy leaves its source as it was.
+            if status.starts_with('R') {
+                renames.insert(path.clone(), to.clone());
+                changed.push(path);
+            }
+            changed.push(to);
+        } else {
+            changed.push(path);
+        }
+    }
+    if let Ok(mut known) = RENAMES.lock() {
+        known
+            .get_or_insert_default()
+            .insert(repo_root.to_path_buf(), renames);
+    }
+    Ok(changed)
 }
 
 /// The branch a patch targets, as a CI names it in its environment: a pull or merge
