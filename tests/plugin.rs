@@ -752,6 +752,35 @@ fn a_deleted_test_is_fz603_and_warns() {
     );
 }
 
+/// `git mv tests/test_bag.py tests/bag_tset.py`: the file left the collection by the
+/// patch's rename, which the diff shows (not FZ604's "did not change ... hidden").
+#[test]
+fn a_test_module_renamed_out_of_collection_is_the_patchs_rename() {
+    let report = judge_patch(
+        |p| {
+            p.write(
+                "tests/test_bag.py",
+                "def test_add():\n    assert True\n\n\ndef test_remove():\n    assert True\n",
+            )
+        },
+        |p| p.git(&["mv", "tests/test_bag.py", "tests/bag_tset.py"]),
+        0,
+        &["FZ603"],
+        &[],
+    );
+    let found: Vec<&Value> = report["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|v| v["code"] == "FZ603")
+        .collect();
+    assert_eq!(found.len(), 2, "one per test of the file: {report:#}");
+    common::assert_contains(
+        found[0]["message"].as_str().unwrap(),
+        "tests/test_bag.py::test_add left the collection with its file: the patch renames tests/test_bag.py to tests/bag_tset.py, which pytest does not collect (a rename withdraws every test in the file; the suite shrank by 2 tests)",
+    );
+}
+
 #[test]
 fn a_test_renamed_out_of_collection_is_named_at_its_new_def() {
     let report = judge_patch(
