@@ -310,6 +310,7 @@ print(json.dumps({"meta": {k: md.get_all(k) for k in set(md.keys())}, "files": f
         python,
         [
             &"freezegate/__init__.py",
+            &"freezegate/addopts.py",
             &"freezegate/binary.py",
             &"freezegate/census.py",
             &"freezegate/code.py",

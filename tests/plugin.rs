@@ -702,6 +702,57 @@ fn deselect_and_k_in_addopts_are_fz602() {
     }
 }
 
+/// A tox.ini whose addopts go on over several lines: each FZ602 and FZ604 quotes the
+/// option that did it, at its own line, one diagnostic per option however many tests it
+/// withdrew.
+#[test]
+fn multi_line_addopts_are_one_diagnostic_per_option_at_its_line() {
+    const TOX: &str =
+        "[tox]\nenvlist = py\n\n[pytest]\nfreezegate = true\nmarkers =\n    slow: slow tests\n";
+    let report = judge_patch(
+        |p| {
+            fs::remove_file(p.root.join("pytest.ini")).unwrap();
+            p.write("tox.ini", TOX);
+            p.write("tests/test_more.py", "def test_more():\n    assert True\n");
+        },
+        |p| {
+            p.write(
+                "tox.ini",
+                &format!("{TOX}addopts =\n    --deselect tests/test_app.py::test_cases\n    -k \"not TestGroup\"\n    --ignore=tests/test_more.py\n"),
+            )
+        },
+        1,
+        &["FZ502", "FZ602", "FZ604"],
+        &[],
+    );
+    let found: Vec<(String, String, u64)> = report["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|v| v["code"] != "FZ502")
+        .map(|v| {
+            (
+                v["message"].as_str().unwrap().to_string(),
+                v["file"].as_str().unwrap_or_default().to_string(),
+                v["line"].as_u64().unwrap_or_default(),
+            )
+        })
+        .collect();
+    let expected = [
+        ("tests/test_app.py::test_cases (3 cases: [1], [2] and [3]) were deselected by --deselect tests/test_app.py::test_cases in addopts; no shard ran them", 9),
+        ("2 tests (tests/test_app.py::TestGroup::test_one, tests/test_app.py::TestGroup::test_slow) were deselected by -k 'not TestGroup' in addopts; no shard ran them", 10),
+        ("tests/test_more.py::test_more was collected at the base but not now, though tests/test_more.py did not change: --ignore tests/test_more.py in addopts ignores it", 11),
+    ];
+    assert_eq!(
+        found,
+        expected
+            .iter()
+            .map(|(message, line)| (message.to_string(), "tox.ini".to_string(), *line))
+            .collect::<Vec<_>>(),
+        "{report:#}"
+    );
+}
+
 #[test]
 fn a_conftest_hook_that_drops_a_test_is_fz602() {
     let report = judge_patch(
@@ -713,20 +764,39 @@ fn a_conftest_hook_that_drops_a_test_is_fz602() {
         &["FZ502", "FZ602"],
         &[],
     );
+    let dropped = violation(&report, "FZ602");
     common::assert_contains(
-        violation(&report, "FZ602")["message"].as_str().unwrap(),
-        "dropped",
+        dropped["message"].as_str().unwrap(),
+        "was dropped from the run without being reported, by pytest_collection_modifyitems in tests/conftest.py (line 1), which the patch changes",
+    );
+    assert_eq!(
+        (dropped["file"].as_str(), dropped["line"].as_u64()),
+        (Some("tests/conftest.py"), Some(1))
     );
 }
 
 #[test]
-fn collect_ignore_is_fz604() {
-    judge_patch(
+fn collect_ignore_is_fz604_at_its_line() {
+    let report = judge_patch(
         |p| p.write("tests/test_more.py", "def test_more():\n    assert True\n"),
-        |p| p.write("tests/conftest.py", "collect_ignore = [\"test_more.py\"]\n"),
+        |p| {
+            p.write(
+                "tests/conftest.py",
+                "import sys\n\ncollect_ignore = [\"test_more.py\"]\n",
+            )
+        },
         1,
         &["FZ502", "FZ604"],
         &[],
+    );
+    let hidden = violation(&report, "FZ604");
+    common::assert_contains(
+        hidden["message"].as_str().unwrap(),
+        "though tests/test_more.py did not change: the patch's tests/conftest.py sets collect_ignore (line 3)",
+    );
+    assert_eq!(
+        (hidden["file"].as_str(), hidden["line"].as_u64()),
+        (Some("tests/conftest.py"), Some(3))
     );
 }
 
@@ -1121,7 +1191,7 @@ fn skips_point_at_the_line_that_set_them() {
             ("FZ601", "tests/test_store.py::test_read", "is skipped by pytest.skip() in the fixture db: no database", "tests/test_store.py", 6),
             ("FZ601", "tests/test_store.py::test_quarantined", "is skipped by a marker that pytest_collection_modifyitems in tests/conftest.py added: quarantined", "tests/conftest.py", 7),
             ("FZ601", "tests/test_slow.py::test_s1", "are skipped by its module's pytestmark: slow", "tests/test_slow.py", 3),
-            ("FZ602", "tests/test_app.py::test_cases[1]", "were deselected (the run had addopts = -k \"not test_cases\")", "pytest.ini", 3),
+            ("FZ602", "tests/test_app.py::test_cases[1]", "were deselected by -k 'not test_cases' in addopts", "pytest.ini", 3),
         ] {
             let (message, at_file, at_line) = at(code, test_id);
             common::assert_contains(&message, said);

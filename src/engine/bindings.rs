@@ -457,6 +457,25 @@ pub fn register(engine: &mut Engine, pytest_root: String, repo_root: std::path::
                 }
             },
         )
+        // Each selecting option of addopts as a report target at its own line.
+        .register_get(
+            "addopts_options",
+            |r: &mut crate::inputs::run_record::Runs| -> Array {
+                r.addopts_options
+                    .iter()
+                    .map(|o| {
+                        let mut map = Map::new();
+                        map.insert("file".into(), o.file.clone().into());
+                        map.insert("line".into(), INT::from(o.line).into());
+                        map.insert("find".into(), o.flag.clone().into());
+                        map.insert("option".into(), o.option.clone().into());
+                        map.insert("flag".into(), o.flag.clone().into());
+                        map.insert("value".into(), o.value.clone().into());
+                        Dynamic::from_map(map)
+                    })
+                    .collect()
+            },
+        )
         .register_get(
             "selection",
             |r: &mut crate::inputs::run_record::Runs| -> Array {

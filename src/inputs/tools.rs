@@ -198,11 +198,51 @@ pub fn is_dirty(repo_root: &Path) -> bool {
 ///
 /// Without a base (`--changed FILE`), the sections cannot be compared: a changed
 /// `pyproject.toml`, `tox.ini` or `setup.cfg` is then not named.
+/// A changed file that decides what pytest collects or skips: the file, what it is, and
+/// the first line of each construct in it that can withdraw tests (`collect_ignore`,
+/// `pytest_collection_modifyitems`, ...), so a diagnostic points at the one that did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SelectionChange {
+    pub file: String,
+    pub what: String,
+    pub places: Vec<(&'static str, u32)>,
+}
+
+/// What in a conftest withdraws tests: the lists pytest skips files by, and the hooks
+/// that drop or deselect collected items.
+const WITHDRAWING: &[&str] = &[
+    "collect_ignore_glob",
+    "collect_ignore",
+    "pytest_ignore_collect",
+    "pytest_collection_modifyitems",
+];
+
+/// The first line of each [`WITHDRAWING`] construct a conftest's text assigns or defines.
+fn withdrawing_places(text: &str) -> Vec<(&'static str, u32)> {
+    let mut found: Vec<(&'static str, u32)> = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let code = line.trim_start();
+        let code = code.strip_prefix("def ").unwrap_or(code);
+        let Some(&name) = WITHDRAWING.iter().find(|name| {
+            code.strip_prefix(**name).is_some_and(|rest| {
+                let rest = rest.trim_start();
+                rest.starts_with(['=', '(', '.', '+', ':'])
+            })
+        }) else {
+            continue;
+        };
+        if !found.iter().any(|(seen, _)| *seen == name) {
+            found.push((name, i as u32 + 1));
+        }
+    }
+    found
+}
+
 pub fn selection_changes(
     base: Option<&str>,
     repo_root: &Path,
     changed: &crate::inputs::ids::IdSet,
-) -> Vec<(String, String)> {
+) -> Vec<SelectionChange> {
     let at_base = |file: &str| base.map(|base| at_merge_base(base, repo_root, file));
     let now = |file: &str| std::fs::read_to_string(repo_root.join(file)).unwrap_or_default();
     let mut found = Vec::new();
@@ -228,7 +268,15 @@ pub fn selection_changes(
             _ => None,
         };
         if let Some(what) = what {
-            found.push((file.to_string(), what));
+            let places = match name {
+                "conftest.py" => withdrawing_places(&now(file)),
+                _ => Vec::new(),
+            };
+            found.push(SelectionChange {
+                file: file.to_string(),
+                what,
+                places,
+            });
         }
     }
     found
