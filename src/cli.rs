@@ -9,7 +9,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
     name = "freezegate",
     version = crate::VERSION_LINE,
     about = "Keeps skipped tests honest: every freeze is a reviewed ledger entry with an owner, an expiry and a compensating property test.",
-    after_help = "Examples:\n  freezegate check --collected gate/collected.txt --changed gate/changed.txt --samples .hypothesis/observed --applied-skips gate/skipped.json\n  freezegate check --collect --base origin/main --samples .hypothesis/observed --junit gate/junit.xml --applied-skips gate/skipped.json\n  freezegate explain FZ103\n  freezegate skips --format deselect"
+    after_help = "Examples:\n  freezegate init\n  freezegate run --baseline --check -- python -m pytest   # adopt: one run on the default branch\n  freezegate run --check --base origin/main --base-run gate/base-run.json --trusted-ref origin/main -- python -m pytest -n auto\n  freezegate check --run gate/run.json --base origin/main\n  freezegate freeze add TEST_ID --owner NAME --reason TEXT --invariant TEXT --property PROPERTY_ID --expires 2026-12-18\n  freezegate explain FZ103"
 )]
 pub struct Cli {
     /// Config file (default: freezegate.toml, .freezegate.toml or [tool.freezegate] in
@@ -310,6 +310,11 @@ pub struct FreezeArgs {
         conflicts_with = "collected"
     )]
     pub run: Vec<PathBuf>,
+    /// Collect with `collect_command` (pytest --collect-only) instead of a record. Without
+    /// --run, --collected or --collect, the collection of `run` in config, else of the last
+    /// `gate/run.json`, is used when there is one.
+    #[arg(long, global = true, conflicts_with_all = ["collected", "run"])]
+    pub collect: bool,
     #[command(subcommand)]
     pub action: FreezeAction,
 }
@@ -335,14 +340,21 @@ pub enum FreezeAction {
         #[arg(long)]
         reused: bool,
         /// Window length in days (default: max_window_days).
-        #[arg(long)]
+        #[arg(long, conflicts_with = "expires")]
         days: Option<i64>,
+        /// The expiry date itself, instead of --days.
+        #[arg(long, value_name = "YYYY-MM-DD")]
+        expires: Option<String>,
     },
     /// Give a frozen test a fresh window from today.
     Renew {
         test_id: String,
-        #[arg(long)]
+        /// Window length in days (default: max_window_days).
+        #[arg(long, conflicts_with = "expires")]
         days: Option<i64>,
+        /// The expiry date itself, instead of --days.
+        #[arg(long, value_name = "YYYY-MM-DD")]
+        expires: Option<String>,
     },
     /// Remove a freeze (the test runs again).
     Remove { test_id: String },

@@ -377,6 +377,68 @@ fn bad_setups_stop_pytest_before_any_test_runs() {
     assert!(!project.root.join("gate/run.json").exists());
 }
 
+/// `freeze add` without `--run`: the last run's record (`gate/run.json`) stands for the
+/// collection, so a mistyped test id is refused with the nearest collected one; and the
+/// expiry can be given as a date.
+#[test]
+fn freeze_add_without_run_checks_against_the_last_record_and_takes_an_expiry_date() {
+    let project = Project::new();
+    project.record(&[], "gate/run.json");
+    let add = |test_id: &str, window: &[&str]| {
+        hermetic(&mut Command::new(BIN))
+            .args([
+                "freeze", "add", test_id, "--owner", "finley", "--reason", "BILL-2",
+            ])
+            .args([
+                "--invariant",
+                "never negative",
+                "--property",
+                PROPERTY,
+                "--today",
+                TODAY,
+            ])
+            .args(window)
+            .current_dir(&project.root)
+            .output()
+            .unwrap()
+    };
+    let out = add("tests/test_app.py::test_case[2]", &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    common::assert_contains(
+        &text(&out.stderr),
+        "note: test ids checked against the collection of gate/run.json",
+    );
+    common::assert_contains(
+        &text(&out.stdout),
+        "is not in the collection; did you mean tests/test_app.py::test_cases[2],",
+    );
+    // An expiry past the window is refused as --days would be (FZ104), then one inside it.
+    let out = add(
+        "tests/test_app.py::test_cases[2]",
+        &["--expires", "2027-01-30"],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    common::assert_contains(&text(&out.stdout), "FZ104");
+    let out = add(
+        "tests/test_app.py::test_cases[2]",
+        &["--expires", "2026-12-07"],
+    );
+    assert!(
+        out.status.success(),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let ledger = fs::read_to_string(project.root.join("gate/freeze_ledger.json")).unwrap();
+    common::assert_contains(&ledger, "\"expires\": \"2026-12-07\"");
+    let out = add(
+        "tests/test_app.py::TestGroup::test_one",
+        &["--expires", "2026-12-32"],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+    common::assert_contains(&text(&out.stderr), "--expires 2026-12-32");
+}
+
 #[test]
 fn the_record_serves_freeze_add_and_stats() {
     let project = Project::new();
