@@ -9,7 +9,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
     name = "freezegate",
     version = crate::VERSION_LINE,
     about = "Keeps skipped tests honest: every freeze is a reviewed ledger entry with an owner, an expiry and a compensating property test.",
-    after_help = "Examples:\n  freezegate init\n  freezegate run --baseline --check -- python -m pytest   # adopt: one run on the default branch\n  freezegate run --check --base origin/main --base-run gate/base-run.json --trusted-ref origin/main -- python -m pytest -n auto\n  freezegate check --run gate/run.json --base origin/main\n  freezegate freeze add TEST_ID --owner NAME --reason TEXT --invariant TEXT --property PROPERTY_ID --expires 2026-12-18\n  freezegate explain FZ103"
+    after_help = "Examples:\n  freezegate init\n  freezegate run --baseline --check -- python -m pytest    # adopt, on the default branch\n  freezegate run --check --base origin/main --trusted-ref origin/main \\\n      --base-run gate/base-run.json -- python -m pytest -n auto\n  freezegate check --run gate/run.json --base origin/main\n  freezegate freeze add TEST_ID --owner NAME --reason TEXT --invariant TEXT \\\n      --property PROPERTY_ID --expires 2026-12-18\n  freezegate explain FZ103"
 )]
 pub struct Cli {
     /// Config file (default: freezegate.toml, .freezegate.toml or [tool.freezegate] in

@@ -544,6 +544,9 @@ fn shell_completions_and_help_examples() {
         &help,
         "Examples:\n  freezegate init\n  freezegate run --baseline --check -- python -m pytest",
     );
-    common::assert_contains(&help, "freezegate run --check --base origin/main --base-run gate/base-run.json --trusted-ref origin/main -- python -m pytest");
+    common::assert_contains(
+        &help,
+        "freezegate run --check --base origin/main --trusted-ref origin/main \\\n      --base-run gate/base-run.json -- python -m pytest -n auto",
+    );
     assert!(!help.contains("--applied-skips"), "{help}");
 }
