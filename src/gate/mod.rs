@@ -132,7 +132,23 @@ pub fn check(
         );
     }
     let compiled = Instant::now();
-    let (mut facts, loading) = gathering.with_ledger(cwd, &gate.config, fact_args)?;
+    let (mut facts, loading) = gathering
+        .with_ledger(cwd, &gate.config, fact_args)
+        .map_err(|e| match (&args.trusted_ref, e.kind()) {
+            // The path is the trusted config's, not the patch's: say so, or a patch that
+            // moved its ledger reads as one that lost it.
+            (Some(rev), crate::error::Kind::Missing) if args.facts.ledger.is_none() => {
+                let config = gate
+                    .config
+                    .source
+                    .as_ref()
+                    .map_or("the defaults".to_string(), |s| s.name.clone());
+                e.with_help(format!(
+                    "the ledger's path comes from the config at --trusted-ref {rev} ({config}), as every gate setting does: a patch that moves the ledger keeps it at that path until the move lands on the base branch"
+                ))
+            }
+            _ => e,
+        })?;
     facts.trusted_ref = args.trusted_ref.clone();
     if trusted.is_none() && selection.is_enabled(policy::UNGUARDED_GATE) {
         if let Some(changed) = facts.loaded.changed.get() {
