@@ -255,13 +255,17 @@ pub struct StatsArgs {
     /// Write to this file instead of standard output (e.g. $GITHUB_STEP_SUMMARY).
     #[arg(long, value_name = "PATH")]
     pub output: Option<PathBuf>,
+    /// Read config, policies and the skip baseline from this commit, as `check
+    /// --trusted-ref` does, so the figures are the gate's own verdict.
+    #[arg(long, value_name = "REF")]
+    pub trusted_ref: Option<String>,
     #[command(flatten)]
     pub facts: FactArgs,
 }
 
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Example:\n  python -m pytest --freezegate && freezegate baseline --run gate/run.json && git add gate/skip_baseline.json"
+    after_help = "Examples:\n  freezegate run --baseline -- python -m pytest   # run the suite and baseline its skips\n  freezegate baseline --run gate/run.json --prune && git add gate/skip_baseline.json"
 )]
 pub struct BaselineArgs {
     /// Remove the entries that no longer match anything in the run (the baseline only

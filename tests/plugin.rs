@@ -489,6 +489,37 @@ fn the_record_serves_freeze_add_and_stats() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let stats: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(stats["deposit"]["evaluated"], true, "{stats:#}");
+
+    // Against the base, under the trusted config as `check` takes it: the freeze added
+    // here fails FZ202 (its property is not in the diff); the committed one passes every
+    // rule but nothing proved it, so it is unproven, not a passing deposit.
+    let stats = |format: &str| {
+        let out = hermetic(&mut Command::new(BIN))
+            .args(["stats", "--run", "gate/run.json", "--base", "main"])
+            .args([
+                "--trusted-ref",
+                "main",
+                "--today",
+                TODAY,
+                "--format",
+                format,
+            ])
+            .current_dir(&project.root)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    let json: Value = serde_json::from_str(&stats("json")).unwrap();
+    assert_eq!(
+        (&json["deposit"]["failing"], &json["deposit"]["unproven"]),
+        (&json!(1), &json!(1)),
+        "{json:#}"
+    );
+    common::assert_contains(
+        &stats("markdown"),
+        "| 1 of 2 freezes; 1 unproven (no proof record: give --proof) |",
+    );
 }
 
 #[test]

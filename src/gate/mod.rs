@@ -82,16 +82,8 @@ pub fn check(
     args: &CheckArgs,
 ) -> Result<Checked, GateError> {
     let started = Instant::now();
-    let (config, trusted) = match &args.trusted_ref {
-        Some(rev) => {
-            let tree = FileTree::commit(rev, &crate::config::find_repo_root(cwd))?;
-            (
-                Config::discover_in(cwd, config_path, &tree)?,
-                Some((rev, tree)),
-            )
-        }
-        None => (Config::discover(cwd, config_path)?, None),
-    };
+    let (config, tree) = trusted_config(cwd, config_path, args.trusted_ref.as_deref())?;
+    let trusted = args.trusted_ref.as_ref().zip(tree);
     let configured = Instant::now();
     let implied = implied_base(&config, &args.facts);
     let fact_args = match &implied {
@@ -199,6 +191,22 @@ pub fn check(
             threaded,
         },
     })
+}
+
+/// The config, from the commit `trusted_ref` names (with that commit's tree, which the
+/// policies and the skip baseline are read from too) or else from the working tree.
+pub fn trusted_config(
+    cwd: &Path,
+    config_path: Option<&Path>,
+    trusted_ref: Option<&str>,
+) -> Result<(Config, Option<FileTree>), GateError> {
+    match trusted_ref {
+        Some(rev) => {
+            let tree = FileTree::commit(rev, &crate::config::find_repo_root(cwd))?;
+            Ok((Config::discover_in(cwd, config_path, &tree)?, Some(tree)))
+        }
+        None => Ok((Config::discover(cwd, config_path)?, None)),
+    }
 }
 
 /// The default branch checked out, when the check names no base (`--base`, `--changed`,
