@@ -165,6 +165,28 @@ pub fn check(
     // An input that failed to load is the error, whatever the rules made of its absence.
     loading.finish()?;
     let (evaluation, mut report) = judged?;
+    // A record read from a file is what the file says now, whatever wrote it last.
+    let from_files = facts.loaded.runs.get().map(|runs| {
+        runs.headers
+            .iter()
+            .map(|h| h.file.clone())
+            .filter(|file| {
+                fact_args
+                    .supervised_run
+                    .as_ref()
+                    .is_none_or(|s| &s.name != file)
+            })
+            .collect::<Vec<_>>()
+    });
+    if let Some(files) = from_files.filter(|files| !files.is_empty()) {
+        report.notes.push(crate::engine::Note {
+            code: "FZ606".into(),
+            message: format!(
+                "{} came from a file, not over the pipe of a supervised run: a hook or a process a test started could have rewritten it after pytest exited, and nothing here can tell; run the tests as `freezegate run --check [CHECK ARGS] -- python -m pytest`",
+                crate::words::join_and(&files)
+            ),
+        });
+    }
     if let Some(branch) = implied {
         report.notes.push(crate::engine::Note {
             code: "FZ202".into(),
