@@ -9,7 +9,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
     name = "freezegate",
     version = crate::VERSION_LINE,
     about = "Keeps skipped tests honest: every freeze is a reviewed ledger entry with an owner, an expiry and a compensating property test.",
-    after_help = "Examples:\n  freezegate check --collected gate/collected.txt --changed gate/changed.txt --samples .hypothesis/observed --applied-skips gate/skipped.json\n  freezegate check --collect --base origin/main --samples .hypothesis/observed --junit gate/junit.xml --applied-skips gate/skipped.json\n  freezegate explain FZ103\n  freezegate skips --format deselect"
+    after_help = "Examples:\n  freezegate init\n  freezegate run --baseline --check -- python -m pytest    # adopt, on the default branch\n  freezegate run --check --base origin/main --trusted-ref origin/main \\\n      --base-run gate/base-run.json -- python -m pytest -n auto\n  freezegate check --run gate/run.json --base origin/main\n  freezegate freeze add TEST_ID --owner NAME --reason TEXT --invariant TEXT \\\n      --property PROPERTY_ID --expires 2026-12-18\n  freezegate explain FZ103"
 )]
 pub struct Cli {
     /// Config file (default: freezegate.toml, .freezegate.toml or [tool.freezegate] in
@@ -74,6 +74,11 @@ pub struct RunArgs {
     /// `--check`, up to `--`, are `freezegate check`'s (the record is given to it).
     #[arg(long, num_args = 0.., allow_hyphen_values = true, value_terminator = "--", value_name = "CHECK ARGS")]
     pub check: Option<Vec<String>>,
+    /// Adopt the run's existing skips: write every skip, xfail, deselection and
+    /// collection skip of the record that the ledger does not derive into the skip
+    /// baseline (as `freezegate baseline --run RECORD` does), before `--check` judges it.
+    #[arg(long)]
+    pub baseline: bool,
     /// The test command and its arguments, after `--` (e.g. `python -m pytest -n auto`).
     #[arg(
         required = true,
@@ -250,13 +255,17 @@ pub struct StatsArgs {
     /// Write to this file instead of standard output (e.g. $GITHUB_STEP_SUMMARY).
     #[arg(long, value_name = "PATH")]
     pub output: Option<PathBuf>,
+    /// Read config, policies and the skip baseline from this commit, as `check
+    /// --trusted-ref` does, so the figures are the gate's own verdict.
+    #[arg(long, value_name = "REF")]
+    pub trusted_ref: Option<String>,
     #[command(flatten)]
     pub facts: FactArgs,
 }
 
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Example:\n  python -m pytest --freezegate && freezegate baseline --run gate/run.json && git add gate/skip_baseline.json"
+    after_help = "Examples:\n  freezegate run --baseline -- python -m pytest   # run the suite and baseline its skips\n  freezegate baseline --run gate/run.json --prune && git add gate/skip_baseline.json"
 )]
 pub struct BaselineArgs {
     /// Remove the entries that no longer match anything in the run (the baseline only
@@ -305,6 +314,11 @@ pub struct FreezeArgs {
         conflicts_with = "collected"
     )]
     pub run: Vec<PathBuf>,
+    /// Collect with `collect_command` (pytest --collect-only) instead of a record. Without
+    /// --run, --collected or --collect, the collection of `run` in config, else of the last
+    /// `gate/run.json`, is used when there is one.
+    #[arg(long, global = true, conflicts_with_all = ["collected", "run"])]
+    pub collect: bool,
     #[command(subcommand)]
     pub action: FreezeAction,
 }
@@ -330,14 +344,21 @@ pub enum FreezeAction {
         #[arg(long)]
         reused: bool,
         /// Window length in days (default: max_window_days).
-        #[arg(long)]
+        #[arg(long, conflicts_with = "expires")]
         days: Option<i64>,
+        /// The expiry date itself, instead of --days.
+        #[arg(long, value_name = "YYYY-MM-DD")]
+        expires: Option<String>,
     },
     /// Give a frozen test a fresh window from today.
     Renew {
         test_id: String,
-        #[arg(long)]
+        /// Window length in days (default: max_window_days).
+        #[arg(long, conflicts_with = "expires")]
         days: Option<i64>,
+        /// The expiry date itself, instead of --days.
+        #[arg(long, value_name = "YYYY-MM-DD")]
+        expires: Option<String>,
     },
     /// Remove a freeze (the test runs again).
     Remove { test_id: String },

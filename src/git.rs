@@ -161,6 +161,27 @@ pub fn current_branch(repo_root: &Path) -> Option<String> {
     git_line(repo_root, &["symbolic-ref", "--quiet", "--short", "HEAD"])
 }
 
+/// The repository's default branch, the one `origin`'s HEAD names (what `git clone`
+/// checks out, and what patches are made against).
+pub fn default_branch(repo_root: &Path) -> Option<String> {
+    let default = git_line(
+        repo_root,
+        &[
+            "symbolic-ref",
+            "--quiet",
+            "--short",
+            "refs/remotes/origin/HEAD",
+        ],
+    )?;
+    default.strip_prefix("origin/").map(str::to_string)
+}
+
+/// The branch checked out, when it is the default branch.
+pub fn on_default_branch(repo_root: &Path) -> Option<String> {
+    let branch = current_branch(repo_root)?;
+    (default_branch(repo_root)? == branch).then_some(branch)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -394,3 +394,44 @@ fn a_base_ledger_that_does_not_parse_is_exit_2_naming_the_ref() {
     common::assert_contains(&text(&out.stderr), "main:gate/freeze_ledger.json");
     common::assert_contains(&text(&out.stderr), "--base-ledger FILE");
 }
+
+/// A config that names a TOML (or YAML) ledger gets its empty ledger in that format, at
+/// that path, and the gate reads it; the scaffolded config collects with `python`.
+#[test]
+fn init_writes_the_ledger_the_config_names_in_its_format() {
+    for (name, text_of) in [
+        ("gate/freezes.toml", "schema = 1\nfreezes = []\n"),
+        ("gate/freezes.yaml", "schema: 1\nfreezes: []\n"),
+    ] {
+        let dir = common::repo_dir();
+        write(
+            dir.path(),
+            "freezegate.toml",
+            &format!("ledger = \"{name}\"\n"),
+        );
+        let out = freezegate(dir.path()).arg("init").output().unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        common::assert_contains(&text(&out.stdout), &format!("created  {name}"));
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join(name)).unwrap(),
+            text_of
+        );
+        assert!(
+            !dir.path().join(LEDGER).exists(),
+            "no JSON ledger beside it"
+        );
+        let out = freezegate(dir.path())
+            .args(["check", "--select", "FZ1"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    }
+    let dir = common::repo_dir();
+    let out = freezegate(dir.path()).arg("init").output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let config = std::fs::read_to_string(dir.path().join("freezegate.toml")).unwrap();
+    common::assert_contains(
+        &config,
+        "collect_command = [\"python\", \"-m\", \"pytest\", \"--collect-only\", \"-q\", \"--no-header\"]",
+    );
+}

@@ -454,3 +454,33 @@ fn a_hook_of_a_plugin_outside_the_repository_is_in_the_census_by_its_name() {
         "{hooks:#?}"
     );
 }
+
+/// A record plain pytest wrote is judged with one note that a file can be rewritten
+/// after pytest exits, naming the supervised command; the supervised run has none.
+#[test]
+fn a_record_from_plain_pytest_is_noted_as_a_file_the_supervised_run_is_not() {
+    let project = Project::new();
+    project.record(&[], "gate/run.json");
+    let out = hermetic(&mut Command::new(BIN))
+        .args([
+            "check",
+            "--run",
+            "gate/run.json",
+            "--changed",
+            "/dev/null",
+            "--today",
+            TODAY,
+        ])
+        .current_dir(&project.root)
+        .output()
+        .unwrap();
+    let said = text(&out.stdout);
+    let note = "note: FZ606: gate/run.json came from a file, not over the pipe of a supervised run: a hook or a process a test started could have rewritten it after pytest exited";
+    assert_eq!(said.matches(note).count(), 1, "{said}");
+    common::assert_contains(
+        &said,
+        "run the tests as `freezegate run --check [CHECK ARGS] -- python -m pytest`",
+    );
+    let (_, _, said) = project.supervised(Some(&["--changed", "/dev/null"]), &[]);
+    assert!(!said.contains("came from a file"), "{said}");
+}

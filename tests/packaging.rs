@@ -310,6 +310,7 @@ print(json.dumps({"meta": {k: md.get_all(k) for k in set(md.keys())}, "files": f
         python,
         [
             &"freezegate/__init__.py",
+            &"freezegate/addopts.py",
             &"freezegate/binary.py",
             &"freezegate/census.py",
             &"freezegate/code.py",
@@ -980,6 +981,32 @@ fn example_workflow_uses_the_action() {
         }
     }
     assert_eq!(gates, 2, "a pull_request gate and a merge_group gate");
+    // Copied into a project whose default branch is `master`, the base run still runs: the
+    // branch comes from the event, not from this file.
+    assert!(
+        workflow["on"]["push"].get("branches").is_none(),
+        "{:?}",
+        workflow["on"]
+    );
+    assert_eq!(
+        jobs["base-run"]["if"],
+        "github.event_name == 'push' && github.ref_name == github.event.repository.default_branch"
+    );
+    // The action's prove step installs the `package` the gate step installs, not the
+    // release of `version` from the index.
+    let prove = action["runs"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == "prove")
+        .expect("a prove step");
+    assert_eq!(prove["env"]["FG_PACKAGE"], "${{ inputs.package }}");
+    let script = prove["run"].as_str().unwrap();
+    let package_first = script
+        .find("if [ -n \"$FG_PACKAGE\" ]")
+        .expect("package is honoured");
+    let version = script.find("freezegate[prove]==$FG_VERSION").unwrap();
+    assert!(package_first < version, "{script}");
 }
 
 #[test]

@@ -377,6 +377,68 @@ fn bad_setups_stop_pytest_before_any_test_runs() {
     assert!(!project.root.join("gate/run.json").exists());
 }
 
+/// `freeze add` without `--run`: the last run's record (`gate/run.json`) stands for the
+/// collection, so a mistyped test id is refused with the nearest collected one; and the
+/// expiry can be given as a date.
+#[test]
+fn freeze_add_without_run_checks_against_the_last_record_and_takes_an_expiry_date() {
+    let project = Project::new();
+    project.record(&[], "gate/run.json");
+    let add = |test_id: &str, window: &[&str]| {
+        hermetic(&mut Command::new(BIN))
+            .args([
+                "freeze", "add", test_id, "--owner", "finley", "--reason", "BILL-2",
+            ])
+            .args([
+                "--invariant",
+                "never negative",
+                "--property",
+                PROPERTY,
+                "--today",
+                TODAY,
+            ])
+            .args(window)
+            .current_dir(&project.root)
+            .output()
+            .unwrap()
+    };
+    let out = add("tests/test_app.py::test_case[2]", &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    common::assert_contains(
+        &text(&out.stderr),
+        "note: test ids checked against the collection of gate/run.json",
+    );
+    common::assert_contains(
+        &text(&out.stdout),
+        "is not in the collection; did you mean tests/test_app.py::test_cases[2],",
+    );
+    // An expiry past the window is refused as --days would be (FZ104), then one inside it.
+    let out = add(
+        "tests/test_app.py::test_cases[2]",
+        &["--expires", "2027-01-30"],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    common::assert_contains(&text(&out.stdout), "FZ104");
+    let out = add(
+        "tests/test_app.py::test_cases[2]",
+        &["--expires", "2026-12-07"],
+    );
+    assert!(
+        out.status.success(),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let ledger = fs::read_to_string(project.root.join("gate/freeze_ledger.json")).unwrap();
+    common::assert_contains(&ledger, "\"expires\": \"2026-12-07\"");
+    let out = add(
+        "tests/test_app.py::TestGroup::test_one",
+        &["--expires", "2026-12-32"],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+    common::assert_contains(&text(&out.stderr), "--expires 2026-12-32");
+}
+
 #[test]
 fn the_record_serves_freeze_add_and_stats() {
     let project = Project::new();
@@ -427,6 +489,37 @@ fn the_record_serves_freeze_add_and_stats() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let stats: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(stats["deposit"]["evaluated"], true, "{stats:#}");
+
+    // Against the base, under the trusted config as `check` takes it: the freeze added
+    // here fails FZ202 (its property is not in the diff); the committed one passes every
+    // rule but nothing proved it, so it is unproven, not a passing deposit.
+    let stats = |format: &str| {
+        let out = hermetic(&mut Command::new(BIN))
+            .args(["stats", "--run", "gate/run.json", "--base", "main"])
+            .args([
+                "--trusted-ref",
+                "main",
+                "--today",
+                TODAY,
+                "--format",
+                format,
+            ])
+            .current_dir(&project.root)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    let json: Value = serde_json::from_str(&stats("json")).unwrap();
+    assert_eq!(
+        (&json["deposit"]["failing"], &json["deposit"]["unproven"]),
+        (&json!(1), &json!(1)),
+        "{json:#}"
+    );
+    common::assert_contains(
+        &stats("markdown"),
+        "| 1 of 2 freezes; 1 unproven (no proof record: give --proof) |",
+    );
 }
 
 #[test]
@@ -702,6 +795,57 @@ fn deselect_and_k_in_addopts_are_fz602() {
     }
 }
 
+/// A tox.ini whose addopts go on over several lines: each FZ602 and FZ604 quotes the
+/// option that did it, at its own line, one diagnostic per option however many tests it
+/// withdrew.
+#[test]
+fn multi_line_addopts_are_one_diagnostic_per_option_at_its_line() {
+    const TOX: &str =
+        "[tox]\nenvlist = py\n\n[pytest]\nfreezegate = true\nmarkers =\n    slow: slow tests\n";
+    let report = judge_patch(
+        |p| {
+            fs::remove_file(p.root.join("pytest.ini")).unwrap();
+            p.write("tox.ini", TOX);
+            p.write("tests/test_more.py", "def test_more():\n    assert True\n");
+        },
+        |p| {
+            p.write(
+                "tox.ini",
+                &format!("{TOX}addopts =\n    --deselect tests/test_app.py::test_cases\n    -k \"not TestGroup\"\n    --ignore=tests/test_more.py\n"),
+            )
+        },
+        1,
+        &["FZ502", "FZ602", "FZ604"],
+        &[],
+    );
+    let found: Vec<(String, String, u64)> = report["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|v| v["code"] != "FZ502")
+        .map(|v| {
+            (
+                v["message"].as_str().unwrap().to_string(),
+                v["file"].as_str().unwrap_or_default().to_string(),
+                v["line"].as_u64().unwrap_or_default(),
+            )
+        })
+        .collect();
+    let expected = [
+        ("tests/test_app.py::test_cases (3 cases: [1], [2] and [3]) were deselected by --deselect tests/test_app.py::test_cases in addopts; no shard ran them", 9),
+        ("2 tests (tests/test_app.py::TestGroup::test_one, tests/test_app.py::TestGroup::test_slow) were deselected by -k 'not TestGroup' in addopts; no shard ran them", 10),
+        ("tests/test_more.py::test_more was collected at the base but not now, though tests/test_more.py did not change: --ignore tests/test_more.py in addopts ignores it", 11),
+    ];
+    assert_eq!(
+        found,
+        expected
+            .iter()
+            .map(|(message, line)| (message.to_string(), "tox.ini".to_string(), *line))
+            .collect::<Vec<_>>(),
+        "{report:#}"
+    );
+}
+
 #[test]
 fn a_conftest_hook_that_drops_a_test_is_fz602() {
     let report = judge_patch(
@@ -713,20 +857,39 @@ fn a_conftest_hook_that_drops_a_test_is_fz602() {
         &["FZ502", "FZ602"],
         &[],
     );
+    let dropped = violation(&report, "FZ602");
     common::assert_contains(
-        violation(&report, "FZ602")["message"].as_str().unwrap(),
-        "dropped",
+        dropped["message"].as_str().unwrap(),
+        "was dropped from the run without being reported, by pytest_collection_modifyitems in tests/conftest.py (line 1), which the patch changes",
+    );
+    assert_eq!(
+        (dropped["file"].as_str(), dropped["line"].as_u64()),
+        (Some("tests/conftest.py"), Some(1))
     );
 }
 
 #[test]
-fn collect_ignore_is_fz604() {
-    judge_patch(
+fn collect_ignore_is_fz604_at_its_line() {
+    let report = judge_patch(
         |p| p.write("tests/test_more.py", "def test_more():\n    assert True\n"),
-        |p| p.write("tests/conftest.py", "collect_ignore = [\"test_more.py\"]\n"),
+        |p| {
+            p.write(
+                "tests/conftest.py",
+                "import sys\n\ncollect_ignore = [\"test_more.py\"]\n",
+            )
+        },
         1,
         &["FZ502", "FZ604"],
         &[],
+    );
+    let hidden = violation(&report, "FZ604");
+    common::assert_contains(
+        hidden["message"].as_str().unwrap(),
+        "though tests/test_more.py did not change: the patch's tests/conftest.py sets collect_ignore (line 3)",
+    );
+    assert_eq!(
+        (hidden["file"].as_str(), hidden["line"].as_u64()),
+        (Some("tests/conftest.py"), Some(3))
     );
 }
 
@@ -749,6 +912,35 @@ fn a_deleted_test_is_fz603_and_warns() {
     common::assert_contains(
         removed["message"].as_str().unwrap(),
         "tests/test_more.py::test_gone was removed (the suite shrank by 1 test)",
+    );
+}
+
+/// `git mv tests/test_bag.py tests/bag_tset.py`: the file left the collection by the
+/// patch's rename, which the diff shows (not FZ604's "did not change ... hidden").
+#[test]
+fn a_test_module_renamed_out_of_collection_is_the_patchs_rename() {
+    let report = judge_patch(
+        |p| {
+            p.write(
+                "tests/test_bag.py",
+                "def test_add():\n    assert True\n\n\ndef test_remove():\n    assert True\n",
+            )
+        },
+        |p| p.git(&["mv", "tests/test_bag.py", "tests/bag_tset.py"]),
+        0,
+        &["FZ603"],
+        &[],
+    );
+    let found: Vec<&Value> = report["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|v| v["code"] == "FZ603")
+        .collect();
+    assert_eq!(found.len(), 2, "one per test of the file: {report:#}");
+    common::assert_contains(
+        found[0]["message"].as_str().unwrap(),
+        "tests/test_bag.py::test_add left the collection with its file: the patch renames tests/test_bag.py to tests/bag_tset.py, which pytest does not collect (a rename withdraws every test in the file; the suite shrank by 2 tests)",
     );
 }
 
@@ -1093,11 +1285,126 @@ fn skips_point_at_the_line_that_set_them() {
             ("FZ601", "tests/test_store.py::test_quarantined", "is skipped by a marker that pytest_collection_modifyitems in tests/conftest.py added: quarantined", "tests/conftest.py", 7),
             ("FZ601", "tests/test_store.py::test_hooked", "is skipped by pytest.skip() in the hook pytest_runtest_setup of tests/conftest.py: hooked", "tests/conftest.py", 12),
             ("FZ601", "tests/test_slow.py::test_s1", "are skipped by its module's pytestmark: slow", "tests/test_slow.py", 3),
-            ("FZ602", "tests/test_app.py::test_cases[1]", "were deselected (the run had addopts = -k \"not test_cases\")", "pytest.ini", 3),
+            ("FZ602", "tests/test_app.py::test_cases[1]", "were deselected by -k 'not test_cases' in addopts", "pytest.ini", 3),
         ] {
             let (message, at_file, at_line) = at(code, test_id);
             common::assert_contains(&message, said);
             assert_eq!((at_file.as_str(), at_line), (file, line), "{workers:?} {test_id}: {message}");
         }
     }
+}
+
+/// Adoption as `init` prints it, on a fresh clone of a suite that already skips and
+/// deselects tests: four commands, one run of the suite, and the check passes on the
+/// default branch itself (no `--base`: the commit is its own base).
+#[test]
+fn a_fresh_clone_adopts_the_gate_in_four_commands_and_one_run() {
+    let project = Project::new();
+    fs::remove_file(project.root.join("gate/freeze_ledger.json")).unwrap();
+    project.write(
+        "pytest.ini",
+        "[pytest]\naddopts = --deselect tests/test_app.py::test_rounding\nmarkers =\n    slow: slow tests\n",
+    );
+    project.write(
+        "tests/test_windows.py",
+        "import sys\n\nimport pytest\n\n\n@pytest.mark.skipif(sys.platform != \"win32\", reason=\"windows only\")\ndef test_windows():\n    assert True\n",
+    );
+    project.write(".gitignore", ".hypothesis/\n__pycache__/\n.pytest_cache/\n");
+    project.commit("a suite with a skip and a deselection");
+    let clones = tempfile::tempdir().unwrap();
+    let (bare, work) = (clones.path().join("origin.git"), clones.path().join("work"));
+    for (args, dir) in [
+        (
+            vec!["clone", "-q", "--bare", ".", bare.to_str().unwrap()],
+            &project.root,
+        ),
+        (
+            vec![
+                "clone",
+                "-q",
+                bare.to_str().unwrap(),
+                work.to_str().unwrap(),
+            ],
+            &project.root,
+        ),
+    ] {
+        common::git(dir, &args);
+    }
+    // The newcomer's shell: the project's venv first on PATH, and freezegate.
+    let path = format!(
+        "{}:{}:{}",
+        python().parent().unwrap().display(),
+        std::path::Path::new(BIN).parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let shell = |line: &str| {
+        let out = hermetic(&mut Command::new("sh"))
+            .args(["-c", line])
+            .env("PATH", &path)
+            .current_dir(&work)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            format!("{}{}", text(&out.stdout), text(&out.stderr)),
+        )
+    };
+
+    let (code, printed) = shell("freezegate init");
+    assert_eq!(code, Some(0), "{printed}");
+    let steps: Vec<&str> = printed
+        .lines()
+        .map(str::trim)
+        .filter(|line| {
+            line.starts_with("git add ") || line.starts_with("freezegate run --baseline")
+        })
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            "git add freezegate.toml gate/freeze_ledger.json .gitignore pytest.ini && git commit -m \"Adopt freezegate\"",
+            "freezegate run --baseline --check -- python -m pytest",
+            "git add gate/skip_baseline.json && git commit -m \"freezegate: adopt the existing skips\"",
+        ],
+        "{printed}"
+    );
+    let mut said = Vec::new();
+    for step in steps {
+        let (code, out) = shell(step);
+        assert_eq!(code, Some(0), "{step}:\n{out}");
+        said.push(out);
+    }
+    // The one run: the suite's skip and deselection adopted, and the check passed on main.
+    common::assert_contains(
+        &said[1],
+        "gate/skip_baseline.json: 2 added, 0 pruned, 0 kept",
+    );
+    common::assert_contains(&said[1], "judged as the branch itself");
+    common::assert_contains(&said[1], "passed");
+    assert!(!said[1].contains("FZ001"), "{}", said[1]);
+    let baseline: Value =
+        serde_json::from_str(&fs::read_to_string(work.join("gate/skip_baseline.json")).unwrap())
+            .unwrap();
+    let kinds: Vec<(&str, &str)> = baseline["skips"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["test_id"].as_str().unwrap(), s["kind"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("tests/test_app.py::test_rounding", "deselected"),
+            ("tests/test_windows.py::test_windows", "skip"),
+        ]
+    );
+    // Both commits landed and the tree is clean: nothing else was left to commit.
+    assert_eq!(
+        common::git(&work, &["status", "--porcelain", "--untracked-files=no"]),
+        ""
+    );
+    assert_eq!(
+        common::git(&work, &["rev-list", "--count", "origin/main..HEAD"]),
+        "2"
+    );
 }

@@ -538,5 +538,15 @@ fn shell_completions_and_help_examples() {
         assert!(text(&out.stdout).contains("freeze"), "{shell}");
     }
     let help = freezegate(dir.path()).args(["--help"]).output().unwrap();
-    assert!(text(&help.stdout).contains("Examples:"));
+    let help = text(&help.stdout);
+    // The supervised run is the flow shown, adoption first, not files from five tools.
+    common::assert_contains(
+        &help,
+        "Examples:\n  freezegate init\n  freezegate run --baseline --check -- python -m pytest",
+    );
+    common::assert_contains(
+        &help,
+        "freezegate run --check --base origin/main --trusted-ref origin/main \\\n      --base-run gate/base-run.json -- python -m pytest -n auto",
+    );
+    assert!(!help.contains("--applied-skips"), "{help}");
 }

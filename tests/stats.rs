@@ -397,7 +397,7 @@ fn markdown_output_has_the_headline_a_mermaid_chart_and_the_tables() {
     assert_eq!(out.status.code(), Some(0));
     let md = String::from_utf8(out.stdout).unwrap();
     assert!(md.contains(
-        "| Deposit failures | Median age of open freezes | Inherited skips refused |\n|---:|---:|---:|\n| 4 of 11 freezes | 6 days | 3 (2 distinct) in 3 runs since 2026-11-23 |\n"
+        "| Deposit failures | Median age of open freezes | Inherited skips refused |\n|---:|---:|---:|\n| 4 of 11 freezes; 7 unproven (no proof record: give --proof) | 6 days | 3 (2 distinct) in 3 runs since 2026-11-23 |\n"
     ), "{md}");
     assert!(md.contains(
         "```mermaid\nxychart-beta\n    title \"Open freezes by age\"\n    x-axis \"age (days)\" [\"0-3\", \"4-7\", \"8-14\", \"15-30\", \"31+\"]\n    y-axis \"freezes\" 0 --> 4\n    bar [3, 2, 4, 1, 0]\n```\n"
@@ -741,7 +741,7 @@ fn stats_on_the_example_repository() {
 
     let md = run("markdown");
     assert!(
-        md.contains("| 0 of 1 freeze | 7 days | 0 (0 distinct) in 1 run (all history) |"),
+        md.contains("| 0 of 1 freeze; 1 unproven (no proof record: give --proof) | 7 days | 0 (0 distinct) in 1 run (all history) |"),
         "{md}"
     );
     assert!(md.contains("| finley | 1 | 7 | 0 | 0 | 0 |"), "{md}");

@@ -237,3 +237,45 @@ fn an_unchanged_gate_reports_nothing_and_a_bad_ref_is_exit_2() {
         "not a git repository",
     );
 }
+
+/// A patch that moves the ledger (and points its own config at the new path) is judged by
+/// the trusted config's path: the error says the path came from there.
+#[test]
+fn a_moved_ledger_under_trusted_ref_names_the_trusted_config() {
+    let dir = tempfile::tempdir().unwrap();
+    git(dir.path(), &["init", "-q", "-b", "main"]);
+    write(
+        dir.path(),
+        "freezegate.toml",
+        "ledger = \"gate/freeze_ledger.json\"\n",
+    );
+    write(
+        dir.path(),
+        "gate/freeze_ledger.json",
+        "{\"schema\": 1, \"freezes\": []}\n",
+    );
+    git(dir.path(), &["add", "-A"]);
+    git(dir.path(), &["commit", "-qm", "the gate"]);
+    git(dir.path(), &["checkout", "-q", "-b", "patch"]);
+    git(
+        dir.path(),
+        &["mv", "gate/freeze_ledger.json", "gate/ledger.json"],
+    );
+    write(
+        dir.path(),
+        "freezegate.toml",
+        "ledger = \"gate/ledger.json\"\n",
+    );
+    git(dir.path(), &["commit", "-qam", "move the ledger"]);
+    let out = freezegate(dir.path())
+        .args(["check", "--trusted-ref", "main", "--select", "FZ1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&out.stderr);
+    common::assert_contains(&said, "gate/freeze_ledger.json");
+    common::assert_contains(
+        &said,
+        "the ledger's path comes from the config at --trusted-ref main (freezegate.toml), as every gate setting does",
+    );
+}

@@ -23,6 +23,7 @@ from typing import Any, Dict, List, Optional, Sequence
 import pytest
 
 from . import census
+from .addopts import key_line, options_at, value_lines
 from .binary import ask_binary
 from .code import code_of, forget as forget_code
 from .outcomes import RANK, covered_by, outcome_of, reason, relative_to, skip_detail
@@ -335,18 +336,24 @@ class FreezegatePlugin:
         return said
 
     def _addopts_at(self) -> Optional[Dict[str, Any]]:
-        """The line of pytest's config file that sets addopts, for FZ602 to point at."""
+        """The line of pytest's config file that sets addopts, for FZ602 to point at; its
+        text (every line of a value over several), and each selecting option at its own
+        line (``options``)."""
         inipath = getattr(self.config, "inipath", None)
         if inipath is None or not self.config.getini("addopts"):
             return None
         try:
-            lines = Path(inipath).read_text(encoding="utf-8").splitlines()
+            text = Path(inipath).read_text(encoding="utf-8")
         except OSError:
             return None
-        line = next((i + 1 for i, text in enumerate(lines) if text.lstrip().startswith("addopts")), None)
-        if line is None:
+        lines = text.splitlines()
+        first = key_line(lines)
+        if first is None:
             return None
-        return {"file": self.relative(str(inipath)), "line": line, "text": lines[line - 1].strip()}
+        file = self.relative(str(inipath))
+        value = value_lines(lines, first, file.endswith(".toml"))
+        said = " ".join(part.strip() for _, part in value if part.strip())
+        return {"file": file, "line": first + 1, "text": f"addopts = {said}", "options": options_at(text, file)}
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
@@ -424,7 +431,8 @@ class FreezegatePlugin:
             "collection_skips": [self.collection_skips[k] for k in sorted(self.collection_skips)],
             "samples": {k: samples[k] for k in sorted(samples)},
             "selection": self._selection(addopts_at),
-            "addopts_at": {k: v for k, v in addopts_at.items() if k != "text"} if addopts_at else None,
+            "addopts_at": {k: v for k, v in addopts_at.items() if k in ("file", "line")} if addopts_at else None,
+            "addopts_options": addopts_at["options"] if addopts_at else [],
             "hooks": census.merge(hooks, *self.worker_census),
         }
         tools = census.tools(self.relative)

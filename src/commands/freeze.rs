@@ -41,17 +41,25 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &FreezeArgs) -> Result<
         })
         .or(ledger.max_window_days)
         .unwrap_or(DEFAULT_WINDOW);
-    let window = |days: Option<i64>| -> Result<(String, String), GateError> {
-        let days = days.unwrap_or(max_window);
-        if days < 0 {
-            return Err(GateError::usage("--days must not be negative"));
-        }
-        let expires = today
-            .0
-            .checked_add(jiff::Span::new().days(days))
-            .map_err(|e| GateError::usage(format!("--days {days}: {e}")))?;
-        Ok((today.to_string(), expires.to_string()))
-    };
+    let window =
+        |days: Option<i64>, expires: &Option<String>| -> Result<(String, String), GateError> {
+            if let Some(expires) = expires {
+                // Checked like every other date: FZ102 to FZ105 judge the edited entry.
+                let date = Date::today_or(Some(expires)).map_err(|_| {
+                    GateError::usage(format!("--expires {expires}: not a date (YYYY-MM-DD)"))
+                })?;
+                return Ok((today.to_string(), date.to_string()));
+            }
+            let days = days.unwrap_or(max_window);
+            if days < 0 {
+                return Err(GateError::usage("--days must not be negative"));
+            }
+            let expires = today
+                .0
+                .checked_add(jiff::Span::new().days(days))
+                .map_err(|e| GateError::usage(format!("--days {days}: {e}")))?;
+            Ok((today.to_string(), expires.to_string()))
+        };
     let position = |id: &str| ledger.entries.iter().position(|e| e.test_id() == Some(id));
 
     let (edit, test_id) = match &args.action {
@@ -63,6 +71,7 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &FreezeArgs) -> Result<
             property,
             reused,
             days,
+            expires,
         } => {
             if position(test_id).is_some() {
                 return Err(GateError::new(
@@ -71,7 +80,7 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &FreezeArgs) -> Result<
                 )
                 .with_help("use `freezegate freeze renew` to give it a fresh window"));
             }
-            let (opened, expires) = window(*days)?;
+            let (opened, expires) = window(*days, expires)?;
             let property = match property.as_slice() {
                 [one] => json!(one),
                 many => json!(many),
@@ -83,9 +92,13 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &FreezeArgs) -> Result<
             });
             (Edit::Add(entry), test_id.clone())
         }
-        FreezeAction::Renew { test_id, days } => {
+        FreezeAction::Renew {
+            test_id,
+            days,
+            expires,
+        } => {
             let index = position(test_id).ok_or_else(|| not_frozen(&ledger, test_id))?;
-            let (opened, expires) = window(*days)?;
+            let (opened, expires) = window(*days, expires)?;
             (
                 Edit::Renew {
                     index,
@@ -131,15 +144,7 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &FreezeArgs) -> Result<
                 .map(|p| InputPath::from_cli(cwd, p, &gate.config.repo_root))
                 .collect()
         };
-        let collected = match args.run.is_empty() {
-            true => crate::inputs::read_merged(
-                &paths(&args.collected),
-                crate::inputs::ids::parse_collected,
-            )?,
-            false => {
-                crate::inputs::run_record::Runs::load(&paths(&args.run))?.map(|runs| runs.collected)
-            }
-        };
+        let collected = collection(cwd, &gate.config, args, paths)?;
         let unedited = Ledger::parse(ledger.source.clone(), ledger.format)?;
         let before = validate(&gate, unedited, collected.clone(), today, None)?;
         let mut report = validate(&gate, edited, collected, today, Some(&before))?;
@@ -175,6 +180,59 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &FreezeArgs) -> Result<
     }
     Ok(EXIT_PASS)
 }
+
+/// The collection the edit is checked against: `--collected`, `--run`, `--collect`, else
+/// the records `run` in config names, else the last `gate/run.json`; `None` (with a
+/// note: nothing checks the ids then) when there is none of these.
+fn collection(
+    cwd: &Path,
+    config: &crate::config::Config,
+    args: &FreezeArgs,
+    paths: impl Fn(&[std::path::PathBuf]) -> Vec<InputPath>,
+) -> Result<Option<crate::inputs::ids::IdSet>, GateError> {
+    let records = |inputs: &[InputPath]| {
+        crate::inputs::run_record::Runs::load(inputs).map(|runs| runs.map(|r| r.collected))
+    };
+    if !args.collected.is_empty() {
+        return crate::inputs::read_merged(
+            &paths(&args.collected),
+            crate::inputs::ids::parse_collected,
+        );
+    }
+    if !args.run.is_empty() {
+        return records(&paths(&args.run));
+    }
+    if args.collect {
+        let (source, _) =
+            crate::inputs::tools::collect(&config.collect_command, &config.pytest_root)?;
+        return crate::inputs::merge([Ok(source)], crate::inputs::ids::parse_collected).map(Some);
+    }
+    let mut last: Vec<InputPath> = config
+        .run
+        .iter()
+        .map(|path| InputPath::from_config(path, &config.repo_root))
+        .collect();
+    if last.is_empty() && config.repo_root.join(LAST_RUN).is_file() {
+        last.push(InputPath::from_cli(
+            cwd,
+            &config.repo_root.join(LAST_RUN),
+            &config.repo_root,
+        ));
+    }
+    if last.is_empty() {
+        eprintln!("note: the test ids were not checked against a collection (no {LAST_RUN}): pass --run RECORD, --collected FILE or --collect");
+        return Ok(None);
+    }
+    let names: Vec<&str> = last.iter().map(|input| input.name.as_str()).collect();
+    eprintln!(
+        "note: test ids checked against the collection of {}",
+        names.join(", ")
+    );
+    records(&last)
+}
+
+/// Where the plugin writes its record by default: the last run, when nothing else is named.
+const LAST_RUN: &str = "gate/run.json";
 
 fn not_frozen(ledger: &Ledger, test_id: &str) -> GateError {
     GateError::new(&ledger.source.name, format!("{test_id} is not frozen"))

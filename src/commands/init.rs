@@ -5,7 +5,8 @@
 use std::path::Path;
 
 use crate::commands::{rewrite_atomic, write_atomic, EXIT_PASS};
-use crate::config::find_repo_root;
+use crate::config::{find_repo_root, Config};
+use crate::document::Format;
 use crate::engine::policy::{BUILTIN, PACK_TESTS};
 use crate::error::GateError;
 
@@ -29,7 +30,9 @@ policies = ["builtin"]
 
 # pytest's rootdir (node ids are relative to it), and how `check --collect` collects.
 pytest_root = "."
-collect_command = ["python3", "-m", "pytest", "--collect-only", "-q", "--no-header"]
+# `python` is the interpreter first on PATH when the gate runs: activate the project's
+# virtualenv first, or name its interpreter here (e.g. ".venv/bin/python").
+collect_command = ["python", "-m", "pytest", "--collect-only", "-q", "--no-header"]
 
 [params]
 # Longest allowed freeze window, in days (FZ104, FZ107).
@@ -48,13 +51,28 @@ min_distinct = 8
 # FZ204 = "error"
 "#;
 
-pub const EMPTY_LEDGER: &str = "{\n  \"schema\": 1,\n  \"freezes\": []\n}\n";
+/// An empty ledger in each format the ledger's extension names.
+fn empty_ledger(format: Format) -> &'static str {
+    match format {
+        Format::Json => "{\n  \"schema\": 1,\n  \"freezes\": []\n}\n",
+        Format::Yaml => "schema: 1\nfreezes: []\n",
+        Format::Toml => "schema = 1\nfreezes = []\n",
+    }
+}
 
 pub fn run(cwd: &Path, args: &crate::cli::InitArgs) -> Result<u8, GateError> {
     let root = find_repo_root(cwd);
+    // A config already there names the ledger (and its format): the empty ledger is
+    // written where, and as, it says.
+    let ledger = match Config::discover(cwd, None) {
+        Ok(config) if config.source.is_some() => config.ledger,
+        _ => root.join("gate/freeze_ledger.json"),
+    };
+    let format = Format::from_path(&ledger).unwrap_or(Format::Json);
+    let ledger = crate::config::display_path(&ledger, &root);
     let mut files: Vec<(String, &str)> = vec![
         ("freezegate.toml".into(), CONFIG_TEMPLATE),
-        ("gate/freeze_ledger.json".into(), EMPTY_LEDGER),
+        (ledger.clone(), empty_ledger(format)),
     ];
     if args.pack {
         files.extend(
@@ -102,9 +120,39 @@ pub fn run(cwd: &Path, args: &crate::cli::InitArgs) -> Result<u8, GateError> {
         );
     }
     ignore_generated(&root)?;
-    let plugin = enable_plugin(&root)?;
+    let (plugin, pytest_config) = enable_plugin(&root)?;
+    let default = crate::inputs::tools::default_branch(&root).unwrap_or_else(|| "main".into());
+    let scaffold = [
+        "freezegate.toml",
+        ledger.as_str(),
+        ".gitignore",
+        pytest_config.unwrap_or_default(),
+        if args.pack { "policies" } else { "" },
+    ]
+    .into_iter()
+    .filter(|name| !name.is_empty())
+    .collect::<Vec<_>>()
+    .join(" ");
     println!(
-        "\nNext steps:\n  1. Run the suite once:  {plugin}\n  2. Adopt the skips it already has (reviewed once, like config; a skip added later\n     fails FZ601):  freezegate baseline --run gate/run.json\n  3. Commit freezegate.toml, gate/freeze_ledger.json, gate/skip_baseline.json and the\n     pytest config: a run record names its commit, so the gate judges a committed tree\n     (`dirty` records warn, FZ405).\n  4. In CI, on the base branch keep its run record (on every push, cached by commit):\n       freezegate run -- {plugin} --freezegate-record gate/base-run.json\n     and on a patch, run and gate it against the base's run, config read from the base:\n       freezegate run --check --base origin/main --base-run gate/base-run.json --trusted-ref origin/main -- {plugin}\n     (examples/ci/freezegate.yml does both in GitHub Actions)\n  To freeze a test: freezegate freeze add TEST_ID --owner NAME --reason TEXT --invariant TEXT --property PROPERTY_ID"
+        "\nNext steps (one run of the suite, on the {default} branch):
+  1. Commit what init wrote (a run record names its commit: the gate judges a
+     committed tree):
+       git add {scaffold} && git commit -m \"Adopt freezegate\"
+  2. Run the suite once: its existing skips go into the skip baseline (reviewed
+     once, like config; a skip added later fails FZ601), and the run is checked
+     ({default} is its own base: no --base needed there):
+       freezegate run --baseline --check -- {plugin}
+  3. Review gate/skip_baseline.json and commit it:
+       git add gate/skip_baseline.json && git commit -m \"freezegate: adopt the existing skips\"
+  Push both commits to {default}: the adoption is what later patches are judged by.
+  As a pull request instead, judge it once without --trusted-ref (the base has no
+  gate to trust yet, so --trusted-ref would read no config and no baseline).
+  4. In CI, on {default} keep its run record (on every push, cached by commit):
+       freezegate run -- {plugin} --freezegate-record gate/base-run.json
+     and on a patch, run and gate it against the base's run, config read from the base:
+       freezegate run --check --base origin/{default} --base-run gate/base-run.json --trusted-ref origin/{default} -- {plugin}
+     (examples/ci/freezegate.yml does both in GitHub Actions)
+  To freeze a test: freezegate freeze add TEST_ID --owner NAME --reason TEXT --invariant TEXT --property PROPERTY_ID"
     );
     Ok(EXIT_PASS)
 }
@@ -152,31 +200,31 @@ fn ignore_generated(root: &Path) -> Result<(), GateError> {
 /// pytest itself would read, in its order: `pytest.ini` / `.pytest.ini` (`[pytest]`),
 /// `pyproject.toml` (`[tool.pytest.ini_options]`, or pytest 9's `[tool.pytest]`),
 /// `tox.ini` (`[pytest]`), `setup.cfg` (`[tool:pytest]`). Returns the command that runs
-/// the tests with the plugin.
-fn enable_plugin(root: &Path) -> Result<&'static str, GateError> {
+/// the tests with the plugin, and the file that turns it on.
+fn enable_plugin(root: &Path) -> Result<(&'static str, Option<&'static str>), GateError> {
     const ENABLED: &str = "python -m pytest";
     for (name, section) in [("pytest.ini", "[pytest]"), (".pytest.ini", "[pytest]")] {
         // pytest reads a pytest.ini even without a [pytest] section.
         if let Some(text) = read(root, name)? {
             enable_in_ini(root, name, &text, section)?;
-            return Ok(ENABLED);
+            return Ok((ENABLED, Some(name)));
         }
     }
     if let Some(text) = read(root, "pyproject.toml")? {
         if enable_in_pyproject(root, &text)? {
-            return Ok(ENABLED);
+            return Ok((ENABLED, Some("pyproject.toml")));
         }
     }
     for (name, section) in [("tox.ini", "[pytest]"), ("setup.cfg", "[tool:pytest]")] {
         if let Some(text) = read(root, name)? {
             if ini_section(&text, section).is_some() {
                 enable_in_ini(root, name, &text, section)?;
-                return Ok(ENABLED);
+                return Ok((ENABLED, Some(name)));
             }
         }
     }
     println!("note     no pytest config found: run pytest with --freezegate (or set freezegate = true in its ini options)");
-    Ok("python -m pytest --freezegate")
+    Ok(("python -m pytest --freezegate", None))
 }
 
 fn read(root: &Path, name: &str) -> Result<Option<String>, GateError> {

@@ -69,6 +69,16 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &RunArgs) -> Result<u8,
         )
         .with_help("pytest's own output above says why"));
     }
+    let record = SourceFile::new(shown, path, record.clone());
+    if args.baseline {
+        let Command::Baseline(mut baseline) = parsed_args(config_path, "baseline", &[])? else {
+            return Err(GateError::usage(
+                "freezegate run --baseline: not `baseline`",
+            ));
+        };
+        baseline.facts.supervised_run = Some(record.clone());
+        crate::commands::baseline::run(cwd, config_path, &baseline)?;
+    }
     // Outcomes decide, not pytest's status: a hook can make a run with failures exit 0.
     let failed = received.failed();
     if !failed.is_empty() && supervised.status.code() == Some(0) {
@@ -87,7 +97,7 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &RunArgs) -> Result<u8,
             EXIT_PASS
         });
     };
-    check.facts.supervised_run = Some(SourceFile::new(shown, path, record.clone()));
+    check.facts.supervised_run = Some(record);
     let code = crate::commands::check::run(cwd, config_path, &check)?;
     Ok(match code {
         EXIT_ERROR => EXIT_ERROR,
@@ -101,23 +111,31 @@ fn check_args(
     config_path: Option<&Path>,
     words: &[String],
 ) -> Result<Box<crate::cli::CheckArgs>, GateError> {
+    match parsed_args(config_path, "check", words)? {
+        Command::Check(check) => Ok(check),
+        _ => Err(GateError::usage(
+            "freezegate run --check: not the arguments of `check`",
+        )),
+    }
+}
+
+/// The arguments `words` of the subcommand `command`, parsed as its command line would.
+fn parsed_args(
+    config_path: Option<&Path>,
+    command: &str,
+    words: &[String],
+) -> Result<Command, GateError> {
     let mut argv: Vec<String> = vec!["freezegate".into()];
     if let Some(config) = config_path {
         argv.push("--config".into());
         argv.push(config.display().to_string());
     }
-    argv.push("check".into());
+    argv.push(command.into());
     argv.extend(words.iter().cloned());
     match Cli::try_parse_from(&argv) {
-        Ok(Cli {
-            command: Command::Check(check),
-            ..
-        }) => Ok(check),
-        Ok(_) => Err(GateError::usage(
-            "freezegate run --check: not the arguments of `check`",
-        )),
+        Ok(cli) => Ok(cli.command),
         Err(e) => Err(GateError::usage(format!(
-            "freezegate run --check: {}",
+            "freezegate run --{command}: {}",
             e.render()
                 .to_string()
                 .trim_start_matches("error: ")

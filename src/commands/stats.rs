@@ -25,7 +25,8 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &StatsArgs) -> Result<u
         .as_deref()
         .map(|text| Date::of_flag("--since", text).map(|d| d.0))
         .transpose()?;
-    let gate = Gate::load(cwd, config_path)?;
+    let (config, _) = crate::gate::trusted_config(cwd, config_path, args.trusted_ref.as_deref())?;
+    let gate = Gate::with_config(config)?;
     let facts = gather(cwd, &gate.config, &args.facts)?;
 
     let deposit_rules: Vec<String> = gate

@@ -490,6 +490,25 @@ pub fn register(engine: &mut Engine, pytest_root: String, repo_root: std::path::
                 }
             },
         )
+        // Each selecting option of addopts as a report target at its own line.
+        .register_get(
+            "addopts_options",
+            |r: &mut crate::inputs::run_record::Runs| -> Array {
+                r.addopts_options
+                    .iter()
+                    .map(|o| {
+                        let mut map = Map::new();
+                        map.insert("file".into(), o.file.clone().into());
+                        map.insert("line".into(), INT::from(o.line).into());
+                        map.insert("find".into(), o.flag.clone().into());
+                        map.insert("option".into(), o.option.clone().into());
+                        map.insert("flag".into(), o.flag.clone().into());
+                        map.insert("value".into(), o.value.clone().into());
+                        Dynamic::from_map(map)
+                    })
+                    .collect()
+            },
+        )
         .register_get(
             "selection",
             |r: &mut crate::inputs::run_record::Runs| -> Array {
@@ -595,6 +614,14 @@ pub fn register(engine: &mut Engine, pytest_root: String, repo_root: std::path::
                         Dynamic::from_map(map)
                     }
                 }
+            }
+        })
+        // `renamed_file(file)`: the path the patch renamed a repository file to, else `()`.
+        .register_fn("renamed_file", {
+            let repo_root = repo_root.clone();
+            move |file: &str| {
+                crate::inputs::tools::renamed_file(&repo_root, file)
+                    .map_or(Dynamic::UNIT, Dynamic::from)
             }
         })
         .register_fn("properties", properties)

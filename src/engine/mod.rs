@@ -181,15 +181,22 @@ impl ScriptValue for Vec<crate::inputs::tamper::Finding> {
     }
 }
 
-/// `selection_changes`: an array of `#{file, what}`.
-impl ScriptValue for Vec<(String, String)> {
+/// `selection_changes`: an array of `#{file, what, places}`, `places` a map from each
+/// withdrawing construct's name to its line.
+impl ScriptValue for Vec<crate::inputs::tools::SelectionChange> {
     fn to_script(&self) -> Dynamic {
         let items: rhai::Array = self
             .iter()
-            .map(|(file, what)| {
+            .map(|change| {
                 let mut map = Map::new();
-                map.insert("file".into(), file.clone().into());
-                map.insert("what".into(), what.clone().into());
+                map.insert("file".into(), change.file.clone().into());
+                map.insert("what".into(), change.what.clone().into());
+                let places: Map = change
+                    .places
+                    .iter()
+                    .map(|(name, line)| ((*name).into(), Dynamic::from_int(rhai::INT::from(*line))))
+                    .collect();
+                map.insert("places".into(), Dynamic::from_map(places));
                 Dynamic::from_map(map)
             })
             .collect();

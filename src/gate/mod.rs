@@ -82,20 +82,21 @@ pub fn check(
     args: &CheckArgs,
 ) -> Result<Checked, GateError> {
     let started = Instant::now();
-    let (config, trusted) = match &args.trusted_ref {
-        Some(rev) => {
-            let tree = FileTree::commit(rev, &crate::config::find_repo_root(cwd))?;
-            (
-                Config::discover_in(cwd, config_path, &tree)?,
-                Some((rev, tree)),
-            )
-        }
-        None => (Config::discover(cwd, config_path)?, None),
-    };
+    let (config, tree) = trusted_config(cwd, config_path, args.trusted_ref.as_deref())?;
+    let trusted = args.trusted_ref.as_ref().zip(tree);
     let configured = Instant::now();
+    let implied = implied_base(&config, &args.facts);
+    let fact_args = match &implied {
+        Some(_) => std::borrow::Cow::Owned(crate::inputs::FactArgs {
+            base: Some("HEAD".into()),
+            ..args.facts.clone()
+        }),
+        None => std::borrow::Cow::Borrowed(&args.facts),
+    };
+    let fact_args = fact_args.as_ref();
     // Large inputs start loading on threads of their own, then the pack compiles; small
     // inputs load right here (threads cost more than they save on a few milliseconds).
-    let gathering = start_loading(cwd, &config, &args.facts)?;
+    let gathering = start_loading(cwd, &config, fact_args)?;
     let started_loading = Instant::now();
     let mut gate = Gate::with_config(config)?;
     if let Some((rev, tree)) = &trusted {
@@ -123,11 +124,27 @@ pub fn check(
         );
     }
     let compiled = Instant::now();
-    let (mut facts, loading) = gathering.with_ledger(cwd, &gate.config, &args.facts)?;
+    let (mut facts, loading) = gathering
+        .with_ledger(cwd, &gate.config, fact_args)
+        .map_err(|e| match (&args.trusted_ref, e.kind()) {
+            // The path is the trusted config's, not the patch's: say so, or a patch that
+            // moved its ledger reads as one that lost it.
+            (Some(rev), crate::error::Kind::Missing) if args.facts.ledger.is_none() => {
+                let config = gate
+                    .config
+                    .source
+                    .as_ref()
+                    .map_or("the defaults".to_string(), |s| s.name.clone());
+                e.with_help(format!(
+                    "the ledger's path comes from the config at --trusted-ref {rev} ({config}), as every gate setting does: a patch that moves the ledger keeps it at that path until the move lands on the base branch"
+                ))
+            }
+            _ => e,
+        })?;
     facts.trusted_ref = args.trusted_ref.clone();
     if trusted.is_none() && selection.is_enabled(policy::UNGUARDED_GATE) {
         if let Some(changed) = facts.loaded.changed.get() {
-            let base = args.facts.base.as_deref();
+            let base = fact_args.base.as_deref();
             for (file, what) in trust::unguarded_changes(&gate.config, changed, base) {
                 gate.core_reports.push(RawReport {
                     code: policy::UNGUARDED_GATE.into(),
@@ -147,7 +164,35 @@ pub fn check(
     let judged = judge(&gate, &facts, &selection);
     // An input that failed to load is the error, whatever the rules made of its absence.
     loading.finish()?;
-    let (evaluation, report) = judged?;
+    let (evaluation, mut report) = judged?;
+    // A record read from a file is what the file says now, whatever wrote it last.
+    let from_files = facts.loaded.runs.get().map(|runs| {
+        runs.headers
+            .iter()
+            .map(|h| h.file.clone())
+            .filter(|file| {
+                fact_args
+                    .supervised_run
+                    .as_ref()
+                    .is_none_or(|s| &s.name != file)
+            })
+            .collect::<Vec<_>>()
+    });
+    if let Some(files) = from_files.filter(|files| !files.is_empty()) {
+        report.notes.push(crate::engine::Note {
+            code: "FZ606".into(),
+            message: format!(
+                "{} came from a file, not over the pipe of a supervised run: a hook or a process a test started could have rewritten it after pytest exited, and nothing here can tell; run the tests as `freezegate run --check [CHECK ARGS] -- python -m pytest`",
+                crate::words::join_and(&files)
+            ),
+        });
+    }
+    if let Some(branch) = implied {
+        report.notes.push(crate::engine::Note {
+            code: "FZ202".into(),
+            message: format!("no --base or --changed was given on {branch}, origin's default branch: judged as the branch itself (its commit against itself, nothing changed; a ledger edit not yet committed is new); on a patch, give --base"),
+        });
+    }
     require_evaluated(&report, &selection)?;
     // The reports need only the ledger: the other inputs (a million collected ids) are
     // given back before the reports are rendered beside them.
@@ -168,6 +213,36 @@ pub fn check(
             threaded,
         },
     })
+}
+
+/// The config, from the commit `trusted_ref` names (with that commit's tree, which the
+/// policies and the skip baseline are read from too) or else from the working tree.
+pub fn trusted_config(
+    cwd: &Path,
+    config_path: Option<&Path>,
+    trusted_ref: Option<&str>,
+) -> Result<(Config, Option<FileTree>), GateError> {
+    match trusted_ref {
+        Some(rev) => {
+            let tree = FileTree::commit(rev, &crate::config::find_repo_root(cwd))?;
+            Ok((Config::discover_in(cwd, config_path, &tree)?, Some(tree)))
+        }
+        None => Ok((Config::discover(cwd, config_path)?, None)),
+    }
+}
+
+/// The default branch checked out, when the check names no base (`--base`, `--changed`,
+/// `--base-ledger`, `--diff`): the commit is then its own base, its diff empty, so the
+/// base branch's own check (its CI, or adoption's first check) needs no base to pass.
+fn implied_base(config: &Config, args: &crate::inputs::FactArgs) -> Option<String> {
+    let named = args.base.is_some()
+        || args.changed.is_some()
+        || args.base_ledger.is_some()
+        || args.diff.is_some();
+    match named {
+        true => None,
+        false => crate::inputs::tools::on_default_branch(&config.repo_root),
+    }
 }
 
 /// The loaded policy pack with the engine that compiled it.

@@ -241,7 +241,10 @@ pub fn base_collected(cx: &Context, loaded: &Loaded) -> Option<Load<IdSet>> {
 
 /// What the patch changed in what decides collection: from the changed files (and with
 /// `--base`, pytest's sections of shared config files compared with the base's).
-pub fn selection_changes(cx: &Context, loaded: &Loaded) -> Option<Load<Vec<(String, String)>>> {
+pub fn selection_changes(
+    cx: &Context,
+    loaded: &Loaded,
+) -> Option<Load<Vec<tools::SelectionChange>>> {
     let changed = loaded.changed.clone();
     if !changed.is_given() {
         return None;

@@ -270,7 +270,7 @@ inputs! {
             base_collected: Option<PathBuf>,
         }
     }
-    selection_changes: Vec<(String, String)> = load::selection_changes, Small {
+    selection_changes: Vec<crate::inputs::tools::SelectionChange> = load::selection_changes, Small {
         presence: Optional,
         hint: "--changed FILE or --base REF (what the patch changed in conftest.py and pytest's config)",
         flags {}

@@ -1,12 +1,15 @@
 //! Facts gathered by running the real tools: pytest's collection, git's diff and branch.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use crate::error::GateError;
 use crate::git::git;
-pub use crate::git::{current_branch, head_commit, merge_base, HeadCommit};
+pub use crate::git::{
+    current_branch, default_branch, head_commit, merge_base, on_default_branch, HeadCommit,
+};
 
 /// The commit under judgement: `--commit SHA`, else git's HEAD (asked now, read when
 /// first needed).
@@ -85,7 +88,19 @@ pub fn collect(command: &[String], pytest_root: &Path) -> Result<(Source, Durati
     ))
 }
 
-/// `git diff --name-only REF...HEAD` from the repository root (renames under the new name).
+/// The files the last [`changed_since`] of each repository saw renamed, old path to new.
+static RENAMES: std::sync::Mutex<Option<HashMap<std::path::PathBuf, HashMap<String, String>>>> =
+    std::sync::Mutex::new(None);
+
+/// The path the patch renamed `file` to (as `--base`'s diff found it), if it did.
+pub fn renamed_file(repo_root: &Path, file: &str) -> Option<String> {
+    let renames = RENAMES.lock().ok()?;
+    renames.as_ref()?.get(repo_root)?.get(file).cloned()
+}
+
+/// The files `git diff REF...HEAD` touches, from the repository root: a rename's old
+/// path as well as its new one (the tests under the old path left the collection with
+/// it; [`renamed_file`] then says where the file went).
 pub fn changed_since(base: &str, repo_root: &Path) -> Result<Vec<String>, GateError> {
     // Outside a repository `git diff` falls back to --no-index mode and prints its usage.
     let probe = git(repo_root, &["rev-parse", "--git-dir"])?;
@@ -97,7 +112,7 @@ pub fn changed_since(base: &str, repo_root: &Path) -> Result<Vec<String>, GateEr
     let range = format!("{base}...HEAD");
     let output = git(
         repo_root,
-        &["diff", "--name-only", "-M", "-z", &range, "--"],
+        &["diff", "--name-status", "-M", "-z", &range, "--"],
     )?;
     if !output.status.success() {
         let stderr = String::from_utf8_lossy(&output.stderr).trim().to_string();
@@ -113,11 +128,32 @@ pub fn changed_since(base: &str, repo_root: &Path) -> Result<Vec<String>, GateEr
         );
     }
     let text = String::from_utf8_lossy(&output.stdout);
-    Ok(text
-        .split('\0')
-        .filter(|p| !p.is_empty())
-        .map(crate::paths::normalize)
-        .collect())
+    // `-z --name-status`: a status, then its path (two for a rename or a copy: R100, C75).
+    let mut fields = text.split('\0').filter(|field| !field.is_empty());
+    let mut changed = Vec::new();
+    let mut renames = HashMap::new();
+    while let Some(status) = fields.next() {
+        let Some(path) = fields.next() else { break };
+        let path = crate::paths::normalize(path);
+        if status.starts_with(['R', 'C']) {
+            let Some(to) = fields.next() else { break };
+            let to = crate::paths::normalize(to);
+            // A copy leaves its source as it was.
+            if status.starts_with('R') {
+                renames.insert(path.clone(), to.clone());
+                changed.push(path);
+            }
+            changed.push(to);
+        } else {
+            changed.push(path);
+        }
+    }
+    if let Ok(mut known) = RENAMES.lock() {
+        known
+            .get_or_insert_default()
+            .insert(repo_root.to_path_buf(), renames);
+    }
+    Ok(changed)
 }
 
 /// The branch a patch targets, as a CI names it in its environment: a pull or merge
@@ -162,11 +198,51 @@ pub fn is_dirty(repo_root: &Path) -> bool {
 ///
 /// Without a base (`--changed FILE`), the sections cannot be compared: a changed
 /// `pyproject.toml`, `tox.ini` or `setup.cfg` is then not named.
+/// A changed file that decides what pytest collects or skips: the file, what it is, and
+/// the first line of each construct in it that can withdraw tests (`collect_ignore`,
+/// `pytest_collection_modifyitems`, ...), so a diagnostic points at the one that did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SelectionChange {
+    pub file: String,
+    pub what: String,
+    pub places: Vec<(&'static str, u32)>,
+}
+
+/// What in a conftest withdraws tests: the lists pytest skips files by, and the hooks
+/// that drop or deselect collected items.
+const WITHDRAWING: &[&str] = &[
+    "collect_ignore_glob",
+    "collect_ignore",
+    "pytest_ignore_collect",
+    "pytest_collection_modifyitems",
+];
+
+/// The first line of each [`WITHDRAWING`] construct a conftest's text assigns or defines.
+fn withdrawing_places(text: &str) -> Vec<(&'static str, u32)> {
+    let mut found: Vec<(&'static str, u32)> = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let code = line.trim_start();
+        let code = code.strip_prefix("def ").unwrap_or(code);
+        let Some(&name) = WITHDRAWING.iter().find(|name| {
+            code.strip_prefix(**name).is_some_and(|rest| {
+                let rest = rest.trim_start();
+                rest.starts_with(['=', '(', '.', '+', ':'])
+            })
+        }) else {
+            continue;
+        };
+        if !found.iter().any(|(seen, _)| *seen == name) {
+            found.push((name, i as u32 + 1));
+        }
+    }
+    found
+}
+
 pub fn selection_changes(
     base: Option<&str>,
     repo_root: &Path,
     changed: &crate::inputs::ids::IdSet,
-) -> Vec<(String, String)> {
+) -> Vec<SelectionChange> {
     let at_base = |file: &str| base.map(|base| at_merge_base(base, repo_root, file));
     let now = |file: &str| std::fs::read_to_string(repo_root.join(file)).unwrap_or_default();
     let mut found = Vec::new();
@@ -192,7 +268,15 @@ pub fn selection_changes(
             _ => None,
         };
         if let Some(what) = what {
-            found.push((file.to_string(), what));
+            let places = match name {
+                "conftest.py" => withdrawing_places(&now(file)),
+                _ => Vec::new(),
+            };
+            found.push(SelectionChange {
+                file: file.to_string(),
+                what,
+                places,
+            });
         }
     }
     found

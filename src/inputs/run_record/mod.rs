@@ -116,6 +116,18 @@ pub struct HookImpl {
     pub wrapper: bool,
 }
 
+/// A selecting option of pytest's ini `addopts` (`--deselect`, `-k`, `-m`, `--ignore`,
+/// `--ignore-glob`), at its own line of the config file (relative to pytest's rootdir).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct AddoptsOption {
+    /// As a command line would write it: `-k 'not slow'`.
+    pub option: String,
+    pub flag: String,
+    pub value: String,
+    pub file: String,
+    pub line: u32,
+}
+
 impl HookImpl {
     /// What identifies an implementation across runs: not its line, which moves with
     /// every edit above it.
@@ -176,6 +188,8 @@ pub struct Runs {
     /// The line of pytest's config file that sets `addopts` (file relative to pytest's
     /// rootdir), when a record gave it.
     pub addopts_at: Option<(String, u32)>,
+    /// Each selecting option of `addopts`, at its own line, when a record gave them.
+    pub addopts_options: Vec<AddoptsOption>,
     /// The hook census of every record (each implementation once), sorted.
     pub hooks: Vec<HookImpl>,
     /// Where each record's run imported pytest, pluggy, Hypothesis and freezegate from.
@@ -311,6 +325,7 @@ struct Merge {
     collection_skips: Vec<CollectionSkip>,
     selection: Vec<String>,
     addopts_at: Option<(String, u32)>,
+    addopts_options: Vec<AddoptsOption>,
     hooks: std::collections::BTreeSet<HookImpl>,
     tools: std::collections::BTreeSet<ToolModule>,
     /// Where the next `tests` row is expected in `collected`.
@@ -554,6 +569,14 @@ impl<'de> DeserializeSeed<'de> for Field<'_, '_> {
                     merge.addopts_at.get_or_insert((at.file, at.line));
                 }
             }
+            "addopts_options" => {
+                let options: Vec<AddoptsOption> = Deserialize::deserialize(de)?;
+                for option in options {
+                    if !merge.addopts_options.contains(&option) {
+                        merge.addopts_options.push(option);
+                    }
+                }
+            }
             "hooks" => {
                 let hooks: Vec<HookImpl> = Deserialize::deserialize(de)?;
                 merge.hooks.extend(hooks);
@@ -781,6 +804,7 @@ impl Runs {
             collection_skips: merge.collection_skips,
             selection: merge.selection,
             addopts_at: merge.addopts_at,
+            addopts_options: merge.addopts_options,
             hooks: merge.hooks.into_iter().collect(),
             tools: merge.tools.into_iter().collect(),
         }
