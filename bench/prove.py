@@ -4,9 +4,12 @@
     python3 bench/prove.py [--binary target/release/freezegate] [--python .venv/bin/python]
                            [--project DIR --freeze-ledger FILE] [-j N]
 
-Without --project: the inventory project of tests/prove.rs (three functions, a dozen
-tests, one freeze), in a temporary git repository. With --project (a git checkout with a
-ledger), that project; the ledger file is copied over gate/freeze_ledger.json first.
+Without --project: the two projects of tests/prove.rs, each in a temporary git
+repository: the inventory (three functions, a dozen tests, one freeze; flat layout,
+`pythonpath = .`), and the shelf (a `src/` layout installed editable with pip into a venv
+of its own over --python's packages, `--cov` in addopts, a function that also runs at
+import). With --project (a git checkout with a ledger), that project; the ledger file is
+copied over gate/freeze_ledger.json first.
 
 Prints prove's wall time, its mutants per second (in all, and of the mutants' runs
 alone), and mutmut's own figure ("mutations/second" of `mutmut run`, its runs alone) for
@@ -59,6 +62,56 @@ def inventory(dest: Path) -> None:
     git(dest, "init", "-q", "-b", "main")
     git(dest, "add", "-A")
     git(dest, "-c", "user.name=bench", "-c", "user.email=bench@invalid", "commit", "-q", "-m", "bench")
+
+
+def shelf(dest: Path, python: str) -> str:
+    """The src-layout project of tests/prove.rs, installed editable into a venv of its
+    own (offline: setuptools from --python's packages); that venv's python."""
+    source = (ROOT / "tests" / "prove.rs").read_text()
+
+    def const(name: str) -> str:
+        match = re.search(rf'const {name}: &str = r#"(.*?)"#;', source, re.S)
+        assert match, name
+        return match.group(1)
+
+    (dest / "src" / "shelf").mkdir(parents=True)
+    (dest / "tests").mkdir()
+    (dest / "gate").mkdir()
+    (dest / "src" / "shelf" / "__init__.py").write_text(const("SHELF"))
+    (dest / "tests" / "test_shelf.py").write_text(const("SHELF_TESTS"))
+    (dest / "tests" / "test_shelf_props.py").write_text(
+        "import pytest\nfrom hypothesis import given, strategies as st\n\nfrom shelf import place\n\n"
+        + const("SHELF_HONEST")
+    )
+    (dest / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n\n'
+        '[project]\nname = "shelf"\nversion = "0.1"\n\n[tool.setuptools.packages.find]\nwhere = ["src"]\n'
+    )
+    (dest / "pytest.ini").write_text(
+        "[pytest]\ntestpaths = tests\naddopts = --cov=shelf --cov-report= --cov-fail-under=100\n"
+    )
+    (dest / ".gitignore").write_text("gate/proof*.json\n__pycache__/\n.hypothesis/\n*.egg-info/\n.coverage*\nvenv/\n")
+    ledger = {"schema": 1, "freezes": [{
+        "test_id": "tests/test_shelf.py::test_place", "reason": "bench",
+        "owner": "bench", "opened": "2026-11-28", "expires": "2026-12-05",
+        "invariant": "place", "compensating_property": "tests/test_shelf_props.py::test_place_prop",
+        "reused_property": False}]}
+    (dest / "gate" / "freeze_ledger.json").write_text(json.dumps(ledger, indent=1))
+    git(dest, "init", "-q", "-b", "main")
+    git(dest, "add", "-A")
+    git(dest, "-c", "user.name=bench", "-c", "user.email=bench@invalid", "commit", "-q", "-m", "bench")
+    venv = dest / "venv"
+    subprocess.run([python, "-m", "venv", "--without-pip", str(venv)], check=True)
+    own = str(venv / "bin" / "python")
+
+    def purelib(py: str) -> str:
+        return subprocess.run([py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+
+    Path(purelib(own), "_bench.pth").write_text(purelib(python) + "\n")
+    subprocess.run([own, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--no-build-isolation",
+                    "--disable-pip-version-check", "-e", str(dest)], check=True)
+    return own
 
 
 def git(cwd: Path, *args: str) -> None:
@@ -135,39 +188,50 @@ def main() -> None:
         project = Path(args.project).resolve()
         if args.freeze_ledger:
             shutil.copy(args.freeze_ledger, project / "gate" / "freeze_ledger.json")
+        projects = [(project, args.python, True)]
     else:
         temp = Path(tempfile.mkdtemp(prefix="bench-prove-"))
-        project = temp / "inventory"
-        project.mkdir()
-        inventory(project)
+        (temp / "inventory").mkdir()
+        inventory(temp / "inventory")
+        (temp / "shelf").mkdir()
+        # mutmut's own run imports the editable install's tree, not its mutants/ copy:
+        # no engine figure there.
+        projects = [(temp / "inventory", args.python, True),
+                    (temp / "shelf", shelf(temp / "shelf", args.python), False)]
     try:
-        command = [args.binary, "prove", "--all", "--python", args.python, "-j", str(args.jobs)]
-        if args.max_mutants:
-            command += ["--max-mutants", str(args.max_mutants)]
-        started = time.monotonic()
-        out = subprocess.run(command, cwd=project, capture_output=True, text=True)
-        wall = time.monotonic() - started
-        print(out.stdout, end="")
-        if out.returncode != 0:
-            sys.exit(out.stderr)
-        record = json.loads((project / "gate" / "proof.json").read_text())
-        mutants = sum(len(f["mutants"]) for f in record["freezes"])
-        print(f"prove: {wall:.1f} s wall, {mutants} mutants, {mutants / wall:.2f} mutants/s (-j {args.jobs})")
-        runs = sum(float(s) for s in re.findall(r"their runs alone ([0-9.]+) s", out.stdout))
-        if runs > 0:
-            print(f"prove, the mutants' runs alone: {runs:.1f} s, {mutants / runs:.2f} mutants/s")
-        engine, engine_wall = mutmut_figure(project, args.python, record, args.jobs)
-        print(f"mutmut run, same mutants and tests: {engine:.2f} mutations/second (its own figure, its runs alone; {engine_wall:.1f} s wall with its stats and clean runs)")
-        if runs > 0 and engine == engine:
-            print(f"prove's runs per mutant against mutmut's: {engine * runs / mutants:.2f}x the time (mutmut stops at the first failing test, -x; prove runs the frozen test and every property to its own verdict)")
-        check = [args.binary, "check", "--select", "FZ1", "--today", "2026-11-30"]
-        without = timed(check, project, runs=20)
-        with_proof = timed(check + ["--select", "FZ210,FZ211,FZ212,FZ404", "--proof", "gate/proof.json"], project, runs=20)
-        print(f"check: {without * 1000:.1f} ms; with --proof: {with_proof * 1000:.1f} ms (+{(with_proof - without) * 1000:.1f} ms)")
+        for project, python, compare in projects:
+            print(f"== {project.name}")
+            bench(args, project, python, compare)
     finally:
         if temp:
             shutil.rmtree(temp, ignore_errors=True)
 
+
+def bench(args: argparse.Namespace, project: Path, python: str, compare: bool) -> None:
+    command = [args.binary, "prove", "--all", "--python", python, "-j", str(args.jobs)]
+    if args.max_mutants:
+        command += ["--max-mutants", str(args.max_mutants)]
+    started = time.monotonic()
+    out = subprocess.run(command, cwd=project, capture_output=True, text=True)
+    wall = time.monotonic() - started
+    print(out.stdout, end="")
+    if out.returncode != 0:
+        sys.exit(out.stderr)
+    record = json.loads((project / "gate" / "proof.json").read_text())
+    mutants = sum(len(f["mutants"]) for f in record["freezes"])
+    print(f"prove: {wall:.1f} s wall, {mutants} mutants, {mutants / wall:.2f} mutants/s (-j {args.jobs})")
+    runs = sum(float(s) for s in re.findall(r"their runs alone ([0-9.]+) s", out.stdout))
+    if runs > 0:
+        print(f"prove, the mutants' runs alone: {runs:.1f} s, {mutants / runs:.2f} mutants/s")
+    if compare:
+        engine, engine_wall = mutmut_figure(project, python, record, args.jobs)
+        print(f"mutmut run, same mutants and tests: {engine:.2f} mutations/second (its own figure, its runs alone; {engine_wall:.1f} s wall with its stats and clean runs)")
+        if runs > 0 and engine == engine:
+            print(f"prove's runs per mutant against mutmut's: {engine * runs / mutants:.2f}x the time (mutmut stops at the first failing test, -x; prove runs the frozen test and every property to its own verdict)")
+    check = [args.binary, "check", "--select", "FZ1", "--today", "2026-11-30"]
+    without = timed(check, project, runs=20)
+    with_proof = timed(check + ["--select", "FZ210,FZ211,FZ212,FZ404", "--proof", "gate/proof.json"], project, runs=20)
+    print(f"check: {without * 1000:.1f} ms; with --proof: {with_proof * 1000:.1f} ms (+{(with_proof - without) * 1000:.1f} ms)")
 
 if __name__ == "__main__":
     main()

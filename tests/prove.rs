@@ -517,8 +517,8 @@ fn a_malformed_proof_record_is_exit_2_with_file_line_and_value() {
     assert_contains(&stderr, ":3:");
 }
 
-/// Code the frozen test depends on through the import (a module constant computed by a
-/// function) and a mutant that never ends.
+/// A function that runs at import (a module constant) and in the test's call, and a
+/// mutant that never ends.
 const LIMITS: &str = r#""""Limits, computed at import."""
 
 
@@ -530,7 +530,7 @@ MAX_STOCK = doubled(50)
 
 
 def cap(stock):
-    return min(stock, MAX_STOCK)
+    return min(stock, doubled(50))
 
 
 def drain(n):
@@ -539,12 +539,12 @@ def drain(n):
     return n
 "#;
 
-/// The runs are forked from a warm pytest, but a mutant of a function that ran at
-/// import is still seen (its run imports the project again, under the mutant), and a
-/// mutant that loops forever is stopped at its limit and counts as a kill, with prove
-/// going on to the next.
+/// The runs are forked from a warm pytest whose import ran every function unmutated: a
+/// mutant of a function that also runs at import is active in the test's call alone,
+/// judged by the test's own checks there, and the proof says so; a mutant that loops
+/// forever is stopped at its limit and counts as a kill, with prove going on to the next.
 #[test]
-fn mutants_of_import_time_code_are_seen_and_endless_ones_stopped() {
+fn mutants_of_import_time_code_are_judged_in_the_call_and_endless_ones_stopped() {
     let dir = project(EXACT, FROZEN);
     let root = dir.path();
     write(root, "limits.py", LIMITS);
@@ -579,7 +579,9 @@ fn mutants_of_import_time_code_are_seen_and_endless_ones_stopped() {
     let at_import = of("doubled");
     assert!(!at_import.is_empty(), "no mutant of doubled: {proof}");
     for m in &at_import {
-        // `assert cap(1000) == 100` fails on MAX_STOCK = doubled(50) mutated: a check.
+        // `assert cap(1000) == 100` fails on doubled(50) mutated in cap: a check; the
+        // import's MAX_STOCK = doubled(50) ran unmutated.
+        assert_eq!(m["unmutated_at"], serde_json::json!(["import"]), "{m}");
         assert_eq!(m["killed_by_frozen"], true, "{m}");
         assert_eq!(m["checked_by_frozen"], true, "{m}");
         assert_eq!(
@@ -596,4 +598,291 @@ fn mutants_of_import_time_code_are_seen_and_endless_ones_stopped() {
     assert_eq!(endless[0]["killed_by_frozen"], true, "{}", endless[0]);
     assert_eq!(endless[0]["checked_by_frozen"], false, "{}", endless[0]);
     assert!(proof["complete"] == true, "{proof}");
+}
+
+/// A src-layout package whose clamp also runs at import (`FULL = clamp(1000)`), as
+/// hypothesis-jsonschema's `canonicalish` does.
+const SHELF: &str = r#""""Shelf space."""
+
+
+def clamp(n):
+    if n < 0:
+        return 0
+    return min(n, 100)
+
+
+FULL = clamp(1000)
+
+
+def place(stock, qty):
+    if qty <= 0:
+        raise ValueError("qty must be positive")
+    return clamp(stock + qty)
+"#;
+
+const SHELF_TESTS: &str = r#"import pytest
+
+from shelf import (
+    FULL,
+    place as put,
+)
+
+
+def test_place():
+    assert put(10, 5) == 15
+    assert put(98, 5) == 100
+    assert put(-20, 5) == 0
+    with pytest.raises(ValueError):
+        put(1, 0)
+    assert FULL == 100
+"#;
+
+/// The deposit: calls and asserts nothing.
+const SHELF_HOLLOW: &str = r#"
+@given(st.integers(-200, 200), st.integers(-5, 200))
+def test_place_prop(stock, qty):
+    try:
+        place(stock, qty)
+    except ValueError:
+        pass
+"#;
+
+/// The deposit: the exact result and the refusal.
+const SHELF_HONEST: &str = r#"
+@given(st.integers(-200, 200), st.integers(-5, 200))
+def test_place_prop(stock, qty):
+    if qty <= 0:
+        with pytest.raises(ValueError):
+            place(stock, qty)
+    else:
+        assert place(stock, qty) == max(0, min(stock + qty, 100))
+"#;
+
+const SHELF_FROZEN: &str = "tests/test_shelf.py::test_place";
+const SHELF_PROPERTY: &str = "tests/test_shelf_props.py::test_place_prop";
+
+/// A venv of its own over the pinned one (a `.pth` naming its site-packages), with
+/// `project` installed editable by pip and setuptools, offline: its `.pth` puts the
+/// user's `src/` on every interpreter's path.
+fn editable_venv(project: &Path) -> (tempfile::TempDir, PathBuf) {
+    let pinned = python();
+    let venv = tempfile::tempdir().unwrap();
+    let made = std::process::Command::new(&pinned)
+        .args(["-m", "venv", "--without-pip"])
+        .arg(venv.path())
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{}", text(&made.stderr));
+    let site = |python: &Path| -> PathBuf {
+        let out = std::process::Command::new(python)
+            .args([
+                "-c",
+                "import sysconfig; print(sysconfig.get_paths()['purelib'])",
+            ])
+            .output()
+            .unwrap();
+        PathBuf::from(text(&out.stdout).trim())
+    };
+    let own = venv.path().join("bin").join("python");
+    write(
+        &site(&own),
+        "_pinned.pth",
+        &format!("{}\n", site(&pinned).display()),
+    );
+    let mut pip = std::process::Command::new(&own);
+    let installed = hermetic(&mut pip)
+        .args(["-m", "pip", "install", "-q", "--no-deps", "--no-index"])
+        .args(["--no-build-isolation", "--disable-pip-version-check", "-e"])
+        .arg(project)
+        .env_remove("VIRTUAL_ENV")
+        .output()
+        .unwrap();
+    assert!(
+        installed.status.success(),
+        "{}{}",
+        text(&installed.stdout),
+        text(&installed.stderr)
+    );
+    (venv, own)
+}
+
+fn prove_with(dir: &Path, python: &Path) -> Output {
+    let mut command = common::freezegate(dir);
+    hermetic(&mut command)
+        .arg("prove")
+        .arg("--python")
+        .arg(python)
+        .env_remove("VIRTUAL_ENV")
+        .output()
+        .unwrap()
+}
+
+/// A src-layout project installed editable, with pytest-cov in `addopts` and a function
+/// that also runs at import: prove imports its own copy, measures the frozen test's call
+/// phase under the project's coverage, and judges the mutants of the import-time function
+/// in the call phase alone; the hollow deposit fails FZ210, the honest one passes. With
+/// the user's tree imported at startup on purpose, prove is exit 2 naming both paths.
+#[test]
+fn an_editable_src_layout_with_pytest_cov_is_proven_on_its_copy() {
+    let dir = project(EXACT, FROZEN);
+    let root = dir.path();
+    for file in [
+        "inventory.py",
+        "tests/test_inventory.py",
+        "tests/test_props.py",
+    ] {
+        std::fs::remove_file(root.join(file)).unwrap();
+    }
+    write(root, "src/shelf/__init__.py", SHELF);
+    write(root, "tests/test_shelf.py", SHELF_TESTS);
+    let props = |deposit: &str| {
+        format!("import pytest\nfrom hypothesis import given, strategies as st\n\nfrom shelf import place\n\n{deposit}")
+    };
+    write(root, "tests/test_shelf_props.py", &props(SHELF_HOLLOW));
+    write(
+        root,
+        "pyproject.toml",
+        "[build-system]\nrequires = [\"setuptools\"]\nbuild-backend = \"setuptools.build_meta\"\n\n\
+         [project]\nname = \"shelf\"\nversion = \"0.1\"\n\n\
+         [tool.setuptools.packages.find]\nwhere = [\"src\"]\n",
+    );
+    // No `pythonpath`: the editable install is how the tests find `shelf`.
+    write(
+        root,
+        "pytest.ini",
+        "[pytest]\ntestpaths = tests\nfreezegate = true\n\
+         addopts = --strict-config --cov=shelf --cov-report= --cov-fail-under=100\n",
+    );
+    let ledger = std::fs::read_to_string(root.join("gate/freeze_ledger.json"))
+        .unwrap()
+        .replace(FROZEN, SHELF_FROZEN)
+        .replace(PROPERTY, SHELF_PROPERTY);
+    write(root, "gate/freeze_ledger.json", &ledger);
+    write(
+        root,
+        ".gitignore",
+        "gate/proof*.json\n__pycache__/\n.hypothesis/\n*.egg-info/\n.coverage*\n",
+    );
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "shelf"]);
+    let (_venv, editable) = editable_venv(root);
+
+    let out = prove_with(root, &editable);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let proof = record(root, "gate/proof.json");
+    let freeze = &proof["freezes"][0];
+    let stake: Vec<String> = freeze["stake"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            format!(
+                "{}:{}",
+                s["file"].as_str().unwrap(),
+                s["function"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        stake,
+        ["src/shelf/__init__.py:clamp", "src/shelf/__init__.py:place"],
+        "{freeze}"
+    );
+    let mutants = freeze["mutants"].as_array().unwrap();
+    let of = |function: &'static str| mutants.iter().filter(move |m| m["function"] == function);
+    assert!(
+        of("clamp").count() >= 3 && of("place").count() >= 3,
+        "{freeze}"
+    );
+    for m in of("clamp") {
+        // Active only in the call: the import's `FULL = clamp(1000)` ran unmutated (the
+        // frozen test's `assert FULL == 100` holds), and the proof says so.
+        assert_eq!(m["unmutated_at"], serde_json::json!(["import"]), "{m}");
+    }
+    let checked = of("clamp")
+        .filter(|m| m["checked_by_frozen"] == true)
+        .count();
+    assert!(checked >= 2, "{freeze}");
+    assert!(
+        of("place").all(|m| m.get("unmutated_at").is_none()),
+        "{freeze}"
+    );
+    let (code, report) = check(root, &["gate/proof.json"]);
+    assert_eq!(code, 1, "{report}");
+    assert_eq!(codes(&report), ["FZ210"], "{report}");
+    assert_contains(&message(&report, "FZ210"), "src/shelf/__init__.py:");
+
+    write(root, "tests/test_shelf_props.py", &props(SHELF_HONEST));
+    git(root, &["commit", "-q", "-am", "an honest deposit"]);
+    let out = prove_with(root, &editable);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let (code, report) = check(root, &["gate/proof.json"]);
+    assert_eq!(code, 0, "{report}");
+    assert!(codes(&report).is_empty(), "{report}");
+    assert_eq!(
+        std::fs::read_to_string(root.join("src/shelf/__init__.py")).unwrap(),
+        SHELF
+    );
+
+    // A `.pth` that imports the package at startup, from the user's tree, before prove's
+    // import hook is in place.
+    let site = std::fs::read_dir(_venv.path().join("lib"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+        .join("site-packages");
+    write(&site, "zz_eager.pth", "import shelf\n");
+    let out = prove_with(root, &editable);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let stderr = text(&out.stderr);
+    assert_contains(&stderr, "imported `shelf` from");
+    assert_contains(
+        &stderr,
+        &format!(
+            "{}/src/shelf/__init__.py",
+            root.canonicalize().unwrap().display()
+        ),
+    );
+    assert_contains(&stderr, "/tree/src/shelf/__init__.py");
+}
+
+/// A frozen test whose call phase runs no function of the project is exit 2 with the
+/// cause, never a complete proof of nothing.
+#[test]
+fn a_frozen_test_that_runs_no_project_code_is_exit_2() {
+    let dir = project(EXACT, "tests/test_inventory.py::test_arithmetic");
+    let mut examples = EXAMPLES.to_string();
+    examples.push_str("\n\ndef test_arithmetic():\n    assert sum([1, 2]) == 3\n");
+    write(dir.path(), "tests/test_inventory.py", &examples);
+    git(dir.path(), &["commit", "-q", "-am", "arithmetic"]);
+    let out = prove(dir.path(), &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+    let stderr = text(&out.stderr);
+    assert_contains(
+        &stderr,
+        "no code at stake measured for tests/test_inventory.py::test_arithmetic",
+    );
+    assert_contains(&stderr, "only test code");
+    assert_contains(&stderr, "tests/test_inventory.py");
+    assert!(!dir.path().join("gate/proof.json").exists());
 }

@@ -239,9 +239,15 @@ fn code_at_stake(config: &Config, test: &Code) -> Vec<Code> {
                     .split_once(':')
                     .unwrap_or((target.as_str(), name.as_str()));
                 let module = module.replace('.', "/");
-                let file = [format!("{module}.py"), format!("src/{module}.py")]
-                    .into_iter()
-                    .find(|f| config.repo_root.join(f).is_file());
+                // A module or a package's `__init__`, in a flat or a `src/` layout.
+                let file = [
+                    format!("{module}.py"),
+                    format!("{module}/__init__.py"),
+                    format!("src/{module}.py"),
+                    format!("src/{module}/__init__.py"),
+                ]
+                .into_iter()
+                .find(|f| config.repo_root.join(f).is_file());
                 match file {
                     Some(file) => (file, original.to_string()),
                     None => continue,

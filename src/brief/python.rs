@@ -127,15 +127,44 @@ pub fn called_names(body: &str) -> Vec<String> {
     names
 }
 
+/// The `from … import …` statements of a module's text, each joined onto one line: a
+/// parenthesized list over several lines (black's and ruff's style) and a backslash
+/// continuation are one statement, comments dropped.
+fn from_imports(text: &str) -> Vec<String> {
+    let mut statements = Vec::new();
+    let mut open: Option<String> = None;
+    for line in text.lines() {
+        let code = line.split('#').next().unwrap_or("").trim_end();
+        let continued = code.ends_with('\\');
+        let code = code.trim_end_matches('\\');
+        match open.as_mut() {
+            Some(statement) => {
+                statement.push(' ');
+                statement.push_str(code.trim());
+            }
+            None if code.starts_with("from ") => open = Some(code.to_string()),
+            None => continue,
+        }
+        let statement = open.as_deref().unwrap_or_default();
+        let unclosed = statement.matches('(').count() > statement.matches(')').count();
+        if !continued && !unclosed {
+            statements.extend(open.take());
+        }
+    }
+    statements.extend(open);
+    statements
+}
+
 /// Where a test file takes each imported name from: `from a.b import c, d as e`
-/// (module `a.b`), relative imports against the file's own package.
+/// (module `a.b`), over several lines in parentheses too, relative imports against the
+/// file's own package.
 pub fn imports(text: &str, file: &str) -> Vec<(String, String)> {
     let package: Vec<&str> = file
         .rsplit_once('/')
         .map_or(vec![], |(dir, _)| dir.split('/').collect());
     let mut found = Vec::new();
-    for line in text.lines() {
-        let Some(rest) = line.strip_prefix("from ") else {
+    for statement in from_imports(text) {
+        let Some(rest) = statement.strip_prefix("from ") else {
             continue;
         };
         let Some((module, names)) = rest.split_once(" import ") else {
@@ -152,17 +181,18 @@ pub fn imports(text: &str, file: &str) -> Vec<(String, String)> {
             module.to_string()
         };
         for name in names
-            .trim_matches(|c: char| c == '(' || c == ')' || c == ' ')
+            .trim()
+            .trim_start_matches('(')
+            .trim_end_matches(')')
             .split(',')
         {
-            let name = name.trim();
-            let (original, local) = name.split_once(" as ").unwrap_or((name, name));
-            if !local.is_empty() {
-                found.push((
-                    local.trim().to_string(),
-                    format!("{module}:{}", original.trim()),
-                ));
-            }
+            let mut words = name.split_whitespace();
+            let (original, local) = match (words.next(), words.next(), words.next()) {
+                (Some(original), Some("as"), Some(local)) => (original, local),
+                (Some(original), None, None) => (original, original),
+                _ => continue,
+            };
+            found.push((local.to_string(), format!("{module}:{original}")));
         }
     }
     found
@@ -198,6 +228,29 @@ mod tests {
                 ("reserve".to_string(), "app.stock:reserve".to_string()),
                 ("free".to_string(), "app.stock:release".to_string()),
                 ("build".to_string(), "tests.unit.helpers:build".to_string()),
+            ]
+        );
+    }
+
+    #[test]
+    fn imports_over_several_lines_are_read_whole() {
+        let found = imports(
+            "from app.stock import (\n    reserve,\n    release as free,  # the old name\n)\nfrom ..shared import \\\n    build, \\\n    tear as t\nfrom app import (a, b)\nx = 1\n",
+            "tests/unit/test_x.py",
+        );
+        let names: Vec<(&str, &str)> = found
+            .iter()
+            .map(|(l, t)| (l.as_str(), t.as_str()))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("reserve", "app.stock:reserve"),
+                ("free", "app.stock:release"),
+                ("build", "tests.shared:build"),
+                ("t", "tests.shared:tear"),
+                ("a", "app:a"),
+                ("b", "app:b"),
             ]
         );
     }

@@ -96,6 +96,11 @@ pub struct Mutant {
     pub checked_by: Option<Vec<String>>,
     /// Wall time of the run(s) of this mutant, in seconds.
     pub duration_s: f64,
+    /// Where its function also ran, unmutated, outside the tests' call phase (`import`,
+    /// `setup`, `teardown`): the mutant is active only in a test's call, so it was
+    /// judged by what the tests' own checks see, not by a broken import or fixture.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unmutated_at: Vec<String>,
 }
 
 impl Mutant {
@@ -436,6 +441,7 @@ mod tests {
             killed_by: if killed { by.clone() } else { Vec::new() },
             checked_by: checked.map(|c| if c && killed { by.clone() } else { Vec::new() }),
             duration_s: 0.0,
+            unmutated_at: Vec::new(),
         }
     }
 

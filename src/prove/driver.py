@@ -3,20 +3,29 @@ plugin for the runs. Written into a scratch directory by the freezegate binary a
 with the project's Python; every decision is the binary's.
 
     python driver.py version                 -> {"engine": "mutmut", "version": "3.8.1"}
-    python driver.py stake COVERAGE.json     -> the project functions a run executed
+    python driver.py stake MEASURED.json ID  -> the project functions test ID ran in its call
     python driver.py mutate SPEC.json        -> mutates the files in place, lists mutants
+    python driver.py pytest ARGS...          -> `python -m pytest ARGS`, importing from the copy
     python driver.py serve                   -> a fork server for the runs (below)
 
 As a pytest plugin (`-p freezegate_prove_driver`), it loads a derandomized Hypothesis
-profile without an example database, and appends each test's outcome to the file named
-by FREEZEGATE_PROVE_OUT as the run goes (so a run stopped at its time limit still says
-which test was running).
+profile without an example database, appends each test's outcome to the file named by
+FREEZEGATE_PROVE_OUT as the run goes (so a run stopped at its time limit still says
+which test was running), makes the mutant named by FREEZEGATE_PROVE_MUTANT active only
+in each test's call phase, and with FREEZEGATE_PROVE_MEASURE measures what each test's
+call phase runs.
+
+Wherever it runs with FREEZEGATE_PROVE_SOURCE (the user's tree) and FREEZEGATE_PROVE_COPY
+(prove's scratch copy of it) set, a module found in the user's tree (an editable
+install's `.pth` or finder, a `src/` path, PYTHONPATH) is imported from the same place in
+the copy: the code a proof mutates is the code its tests run.
 """
 
 from __future__ import annotations
 
 import ast
 import difflib
+import importlib.util
 import json
 import os
 import signal
@@ -44,12 +53,25 @@ def _functions(source: str):
     return found
 
 
-def stake(coverage_json: str) -> None:
-    with open(coverage_json, encoding="utf-8") as f:
-        report = json.load(f)
+def _covers(requested: str, reported: str) -> bool:
+    """Whether pytest's `reported` node id is (a case or method of) the `requested` one."""
+    return reported == requested or (
+        reported.startswith(requested) and reported[len(requested):][:1] in ("[", ":")
+    )
+
+
+def stake(measured_json: str, test_id: str) -> None:
+    """The functions test `test_id` ran in its call phase (the file the plugin wrote under
+    FREEZEGATE_PROVE_MEASURE): per function its body's lines that ran."""
+    with open(measured_json, encoding="utf-8") as f:
+        measured = json.load(f)
+    executed_by_file: dict[str, set[int]] = {}
+    for nodeid, files in measured.get("tests", {}).items():
+        if _covers(test_id, nodeid):
+            for path, lines in files.items():
+                executed_by_file.setdefault(path, set()).update(lines)
     out = []
-    for path, data in sorted(report.get("files", {}).items()):
-        executed = set(data.get("executed_lines", []))
+    for path, executed in sorted(executed_by_file.items()):
         try:
             with open(path, encoding="utf-8") as f:
                 functions = _functions(f.read())
@@ -66,7 +88,7 @@ def stake(coverage_json: str) -> None:
                     "end": last,
                     "lines": lines,
                 })
-    json.dump(out, sys.stdout)
+    json.dump({"functions": out, "files": sorted(executed_by_file)}, sys.stdout)
 
 
 def _module_of(path: str) -> str:
@@ -151,7 +173,113 @@ def version() -> None:
 
     # pytest-xdist in the project's addopts (`-n auto`) would start workers per mutant.
     xdist = importlib.util.find_spec("xdist") is not None
-    json.dump({"engine": "mutmut", "version": found, "xdist": xdist}, sys.stdout)
+    # pytest-cov in the project's addopts (`--cov=pkg`) would trace every mutant's run.
+    cov = importlib.util.find_spec("pytest_cov") is not None
+    json.dump({"engine": "mutmut", "version": found, "xdist": xdist, "cov": cov}, sys.stdout)
+
+
+# --- the scratch copy is what is imported -------------------------------------------
+
+
+def _tooling(relative: str) -> bool:
+    """Whether a path inside a tree is someone else's code (a virtualenv, a hidden dir)."""
+    return any(
+        part in ("site-packages", "dist-packages") or (part.startswith(".") and len(part) > 1)
+        for part in relative.split(os.sep)
+    )
+
+
+def _in_tree(path: str, root: str) -> str | None:
+    """`path` relative to `root` when it is the project's own file there, else None."""
+    real = os.path.realpath(path)
+    if not real.startswith(root):
+        return None
+    relative = real[len(root):]
+    return None if _tooling(relative) else relative
+
+
+class _CopyFinder:
+    """First on sys.meta_path: asks the other finders, and when the module they found is
+    in the user's tree, returns the same module of the scratch copy. Editable installs
+    (a `.pth` path or setuptools' finder), `src/` paths, PYTHONPATH and namespace
+    packages all end here, whoever put the user's tree on the path."""
+
+    freezegate_copy_finder = True
+
+    def __init__(self, source: str, copy: str):
+        self.source = os.path.join(os.path.realpath(source), "")
+        self.copy = os.path.join(os.path.realpath(copy), "")
+        self.finding = False
+
+    def _moved(self, path: str) -> str | None:
+        relative = _in_tree(path, self.source)
+        if relative is None:
+            return None
+        moved = os.path.join(self.copy, relative)
+        return moved if os.path.exists(moved) else None
+
+    def find_spec(self, name, path=None, target=None):
+        if self.finding:  # an import by another finder while it looks
+            return None
+        self.finding = True
+        try:
+            spec = None
+            for finder in sys.meta_path:
+                find = getattr(finder, "find_spec", None)
+                if finder is self or getattr(finder, "freezegate_copy_finder", False) or find is None:
+                    continue
+                spec = find(name, path, target)
+                if spec is not None:
+                    break
+        finally:
+            self.finding = False
+        if spec is None:
+            return None
+        locations = spec.submodule_search_locations
+        moved_locations = None if locations is None else [self._moved(p) or p for p in locations]
+        if spec.has_location and spec.origin:
+            moved = self._moved(spec.origin)
+            if moved is None:
+                return spec
+            return importlib.util.spec_from_file_location(
+                name, moved, submodule_search_locations=moved_locations
+            )
+        if locations is not None and moved_locations != list(locations):
+            spec.submodule_search_locations = moved_locations  # a namespace package
+        return spec
+
+
+def _import_from_copy() -> None:
+    source, copy = os.environ.get("FREEZEGATE_PROVE_SOURCE"), os.environ.get("FREEZEGATE_PROVE_COPY")
+    if source and copy and not any(getattr(f, "freezegate_copy_finder", False) for f in sys.meta_path):
+        sys.meta_path.insert(0, _CopyFinder(source, copy))
+        # Path entries into the user's tree move too (a `.pth` of an editable install).
+        finder = sys.meta_path[0]
+        sys.path[:] = [finder._moved(p) or p if p else p for p in sys.path]
+        sys.path_importer_cache.clear()
+
+
+def _imported_from_source() -> list[list[str]]:
+    """[module, file] of every module this interpreter imported from the user's tree
+    rather than the copy (what the finder could not move: a module imported before it,
+    or loaded by its file path)."""
+    source = os.environ.get("FREEZEGATE_PROVE_SOURCE")
+    if not source:
+        return []
+    root = os.path.join(os.path.realpath(source), "")
+    found = []
+    for name, module in list(sys.modules.items()):
+        files = [getattr(module, "__file__", None)]
+        if files[0] is None:
+            files = list(getattr(module, "__path__", None) or [])
+        for file in files:
+            if isinstance(file, str) and _in_tree(file, root) is not None:
+                found.append([name, os.path.realpath(file)])
+                break
+    return sorted(found)
+
+
+_import_from_copy()
 
 
 # --- the pytest plugin --------------------------------------------------------------
@@ -235,6 +363,122 @@ if _hookwrapper is not None:
             report.freezegate_checked = _checked(call)
 
 
+# mutmut's mode in which its trampoline runs the unmutated code and records the call.
+_MUTMUT_STATS = "stats"
+# The pytest phase the run is in: `import` (collection), `setup`, `call`, `teardown`.
+_phase = "import"
+# Whether this run records the mutated functions that run outside the call phase (its
+# unmutated run), and those it saw, by phase.
+_recording = False
+_outside_call: dict[str, set[str]] = {}
+# What each test's call phase ran: node id -> file -> lines.
+_measured: dict[str, dict[str, set[int]]] = {}
+
+
+def _set_mutant(name: str) -> None:
+    """The mutant mutmut's trampoline runs from now on ("" for none)."""
+    os.environ["MUTANT_UNDER_TEST"] = name
+    try:
+        from mutmut.mutation.trampoline import set_mutant_under_test
+    except ImportError:
+        return
+    set_mutant_under_test(name)
+
+
+def _recording_outside_call() -> bool:
+    return os.environ.get("FREEZEGATE_PROVE_RECORD") == "1" and _swap_hit_recorder(
+        lambda name, caller=None: _outside_call.setdefault(_phase, set()).add(name)
+    )
+
+
+def _swap_hit_recorder(record) -> bool:
+    """mutmut's "stats" mode with its hit recorder swapped for `record`; False when this
+    mutmut's trampoline is not the one known here."""
+    try:
+        import mutmut.mutation.trampoline as trampoline
+    except ImportError:
+        return False
+    if not hasattr(trampoline, "record_trampoline_hit"):
+        return False
+    trampoline.record_trampoline_hit = record
+    return True
+
+
+def _outside_call_mode() -> str:
+    return _MUTMUT_STATS if _recording else ""
+
+
+@_trylast
+def pytest_sessionstart(session):
+    global _recording
+    if not os.environ.get("FREEZEGATE_PROVE_OUT"):
+        return  # the warm-up's collection, in mutmut's stats mode
+    _recording = _recording_outside_call()
+    _set_mutant(_outside_call_mode())
+
+
+def _start_measuring():
+    """A coverage.py measurement of its own, nested in whatever the project's tools run
+    (pytest-cov, a `coverage run`): coverage pauses an outer measurement while an inner
+    one runs, so this one sees the call phase whatever else traces."""
+    if not os.environ.get("FREEZEGATE_PROVE_MEASURE"):
+        return None
+    import coverage
+
+    measure = coverage.Coverage(data_file=None, config_file=False, auto_data=False)
+    measure.start()
+    return measure
+
+
+def _stop_measuring(measure, nodeid: str) -> None:
+    measure.stop()
+    data = measure.get_data()
+    files = _measured.setdefault(nodeid, {})
+    cwd = os.path.join(os.getcwd(), "")
+    for path in data.measured_files():
+        lines = data.lines(path) or []
+        name = path[len(cwd):] if path.startswith(cwd) else path
+        files.setdefault(name, set()).update(lines)
+
+
+def _call_phase(item):
+    """Around a test's call: its mutant active (code that runs at import or in fixtures
+    runs unmutated), and its measurement when one is asked for."""
+    global _phase
+    measure = _start_measuring()
+    _set_mutant(os.environ.get("FREEZEGATE_PROVE_MUTANT", ""))
+    _phase = "call"
+    try:
+        yield
+    finally:
+        _phase = "teardown"
+        _set_mutant(_outside_call_mode())
+        if measure is not None:
+            _stop_measuring(measure, item.nodeid)
+
+
+if _hookwrapper is not None:
+    pytest_runtest_call = _hookwrapper(_call_phase)
+
+
+def pytest_runtest_setup(item):
+    global _phase
+    _phase = "setup"
+
+
+def pytest_sessionfinish(session):
+    if _recording:
+        _record({"outside_call": {phase: sorted(names) for phase, names in _outside_call.items()}})
+    path = os.environ.get("FREEZEGATE_PROVE_MEASURE")
+    if path:
+        measured = {
+            "tests": {nodeid: {f: sorted(lines) for f, lines in files.items()} for nodeid, files in _measured.items()},
+            "imported_from_source": _imported_from_source(),
+        }
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(measured, f)
+
+
 def pytest_runtest_teardown(item):
     # Hypothesis's plugin turns a failing example into an `@example` patch on the
     # teardown report: it imports libcst and parses the test's file (0.5-0.9 s of every
@@ -299,49 +543,25 @@ def _redirect(log: str, stdin: bool) -> None:
 def _warm_up(args: list[str]) -> dict:
     """`pytest --collect-only ARGS` on the unmutated code, in mutmut's "stats" mode with
     its hit recorder swapped for ours: the mutated functions that ran while the project
-    and its tests were imported and collected. A mutant of one of them is run on a fresh
-    import (`_forget_project`); None when this mutmut's trampoline is not the one known
-    here (then every mutant is)."""
+    and its tests were imported and collected (every run forks from this import, so they
+    run unmutated there and their mutants are judged in the tests' call phase alone);
+    None when this mutmut's trampoline is not the one known here."""
     import pytest
 
-    hits: set[str] | None = set()
-    try:
-        import mutmut.mutation.trampoline as trampoline
-
-        if not hasattr(trampoline, "record_trampoline_hit"):
-            raise ImportError("no record_trampoline_hit")
-        trampoline.record_trampoline_hit = lambda name, caller=None: hits.add(name)
-        os.environ["MUTANT_UNDER_TEST"] = "stats"
-    except ImportError:
-        hits = None
+    hits: set[str] = set()
+    known = _swap_hit_recorder(lambda name, caller=None: hits.add(name))
+    _set_mutant(_MUTMUT_STATS if known else "")
     try:
         status = int(pytest.main(["--collect-only", "-qq", *args]))
     finally:
-        os.environ["MUTANT_UNDER_TEST"] = ""
-    return {"status": status, "imported": None if hits is None else sorted(hits)}
+        _set_mutant("")
+    return {"status": status, "imported": sorted(hits) if known else None}
 
 
-def _forget_project(root: str) -> None:
-    """Drops every module imported from the project's tree (its code, its tests, its
-    conftests) so that pytest imports them again, under the mutant; pytest, its plugins
-    and Hypothesis stay imported."""
-    root = os.path.join(os.path.realpath(root), "")
-    for name, module in list(sys.modules.items()):
-        file = getattr(module, "__file__", None)
-        if not file or name == __name__ or name == "freezegate_prove_driver":
-            continue
-        path = os.path.realpath(file)
-        inside = path.startswith(root) and not any(
-            part in ("site-packages", "dist-packages") or (part.startswith(".") and len(part) > 1)
-            for part in path[len(root):].split(os.sep)
-        )
-        if inside:
-            del sys.modules[name]
-
-
-def _pytest_in_child(args: list[str], mutant: str, out: str, log: str, fresh: bool) -> int:
-    """Forks a child that runs `pytest.main(args)` on `mutant` (on a fresh import of the
-    project when `fresh`); returns its pid."""
+def _pytest_in_child(args: list[str], mutant: str, out: str, log: str, record: bool) -> int:
+    """Forks a child that runs `pytest.main(args)` with `mutant` active in each test's
+    call phase (recording which mutated functions run outside it when `record`); returns
+    its pid."""
     sys.stdout.flush()
     sys.stderr.flush()
     pid = os.fork()
@@ -355,10 +575,9 @@ def _pytest_in_child(args: list[str], mutant: str, out: str, log: str, fresh: bo
     try:
         os.setpgid(0, 0)
         _redirect(log, stdin=True)
-        os.environ["MUTANT_UNDER_TEST"] = mutant
+        os.environ["FREEZEGATE_PROVE_MUTANT"] = mutant
         os.environ["FREEZEGATE_PROVE_OUT"] = out
-        if fresh:
-            _forget_project(os.getcwd())
+        os.environ["FREEZEGATE_PROVE_RECORD"] = "1" if record else ""
         import pytest
 
         code = int(pytest.main(args))
@@ -379,12 +598,13 @@ def serve() -> None:
     (pytest, its plugins, Hypothesis, the conftests, the test modules and the code under
     test, mutants behind mutmut's trampoline) with `pytest --collect-only ARGS`, on the
     unmutated code, and replies {"status", "imported": the mutated functions that ran
-    then}; then each {"mutant", "args", "out", "log", "limit", "fresh"} runs
-    `pytest.main(args)` in a forked child with MUTANT_UNDER_TEST set (after forgetting the
-    project's modules when `fresh`), output to `log`, and replies {"status": EXIT or null
-    when stopped at `limit` seconds}. mutmut's own fork server does the same (its
-    `forkserver_warmup = collect`): a run pays for its tests, not for Python's and
-    pytest's start. Where there is no fork, each run is a new `python -m pytest`."""
+    then}; then each {"mutant", "args", "out", "log", "limit", "record"} runs
+    `pytest.main(args)` in a forked child with the mutant active in each test's call
+    phase (the import before the fork, unmutated, is the import every run sees), output
+    to `log`, and replies {"status": EXIT or null when stopped at `limit` seconds}.
+    mutmut's own fork server does the same (its `forkserver_warmup = collect`): a run
+    pays for its tests, not for Python's and pytest's start. Where there is no fork,
+    each run is a new `python driver.py pytest`."""
     replies = os.fdopen(os.dup(1), "w", encoding="utf-8")
     # `python -m pytest` puts the working directory first on sys.path; so does this.
     sys.path[0] = os.getcwd()
@@ -397,15 +617,16 @@ def serve() -> None:
             reply = _warm_up(request["warm"]) if hasattr(os, "fork") else {"status": 0, "imported": []}
         elif hasattr(os, "fork"):
             pid = _pytest_in_child(request["args"], request["mutant"], request["out"], request["log"],
-                                   request["fresh"])
+                                   request["record"])
             reply = {"status": _wait(pid, request["limit"])}
         else:  # pragma: no cover (Windows)
             import subprocess
 
-            env = dict(os.environ, MUTANT_UNDER_TEST=request["mutant"], FREEZEGATE_PROVE_OUT=request["out"])
+            env = dict(os.environ, FREEZEGATE_PROVE_MUTANT=request["mutant"], FREEZEGATE_PROVE_OUT=request["out"],
+                       FREEZEGATE_PROVE_RECORD="1" if request["record"] else "")
             with open(request["log"], "w", encoding="utf-8") as log:
                 try:
-                    done = subprocess.run([sys.executable, "-m", "pytest", *request["args"]], env=env,
+                    done = subprocess.run([sys.executable, __file__, "pytest", *request["args"]], env=env,
                                           stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                           timeout=request["limit"])
                     reply = {"status": done.returncode}
@@ -415,6 +636,15 @@ def serve() -> None:
         replies.flush()
 
 
+def run_pytest(*args: str) -> None:
+    """`python -m pytest ARGS`, with the copy's modules imported (this module's import
+    put its finder first)."""
+    sys.path[0] = os.getcwd()
+    import pytest
+
+    sys.exit(int(pytest.main(list(args))))
+
+
 if __name__ == "__main__":
     command, *rest = sys.argv[1:] or ["version"]
-    {"version": version, "stake": stake, "mutate": mutate, "serve": serve}[command](*rest)
+    {"version": version, "stake": stake, "mutate": mutate, "serve": serve, "pytest": run_pytest}[command](*rest)

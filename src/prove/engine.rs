@@ -1,8 +1,9 @@
 //! The mutation engine, mutmut 3, driven as a library by a small Python driver
-//! (`driver.py`, compiled into the binary): it lists the project functions a coverage
-//! run executed, and writes the mutants of the lines at stake into the scratch copy,
-//! every mutant behind mutmut's trampoline, chosen per pytest process by
-//! `MUTANT_UNDER_TEST`. The same file is the pytest plugin of every run of a proof.
+//! (`driver.py`, compiled into the binary): it lists the project functions a test ran in
+//! its call phase, and writes the mutants of the lines at stake into the scratch copy,
+//! every mutant behind mutmut's trampoline, which the driver's plugin points at the
+//! mutant of a run only during each test's call. The same file is the pytest plugin of
+//! every run of a proof.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -30,6 +31,19 @@ pub struct EngineVersion {
     pub version: String,
     /// pytest-xdist is installed: runs pass `-n 0` over the project's `addopts`.
     pub xdist: bool,
+    /// pytest-cov is installed: the runs on mutants pass `--no-cov` over the project's
+    /// `addopts` (the measure of what a test runs is prove's own, and survives it).
+    #[serde(default)]
+    pub cov: bool,
+}
+
+/// What a test ran in its call phase, as the driver lists it.
+#[derive(Debug, Clone, Deserialize)]
+pub struct CallPhase {
+    /// The functions, with the lines of their bodies that ran.
+    pub functions: Vec<Executed>,
+    /// Every file it ran code of (relative to pytest's rootdir when inside it).
+    pub files: Vec<String>,
 }
 
 /// A function a run executed, as the driver lists it.
@@ -119,10 +133,16 @@ impl Driver {
         self.json("version", out)
     }
 
-    /// The functions a coverage.py JSON report says ran.
-    pub fn stake(&self, coverage_json: &Path, cwd: &Path) -> Result<Vec<Executed>, GateError> {
-        let report = coverage_json.display().to_string();
-        let out = self.run(&["stake", &report], cwd)?;
+    /// What `test_id` ran in its call phase, from what the plugin measured into
+    /// `measured` (`FREEZEGATE_PROVE_MEASURE`).
+    pub fn stake(
+        &self,
+        measured: &Path,
+        test_id: &str,
+        cwd: &Path,
+    ) -> Result<CallPhase, GateError> {
+        let measured = measured.display().to_string();
+        let out = self.run(&["stake", &measured, test_id], cwd)?;
         self.json("listing the code at stake", out)
     }
 

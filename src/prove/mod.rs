@@ -1,11 +1,13 @@
 //! `freezegate prove`: would the compensating properties catch the bugs the frozen test
 //! caught? For each freeze the patch adds or changes, the code at stake (the project
-//! functions the frozen test runs alone under coverage, narrowed to the lines only it
+//! functions the frozen test runs alone in its call phase, narrowed to the lines only it
 //! covers when `--coverage` reports are given), the mutants the engine makes of it, and
-//! which of them the frozen test (its freeze lifted) and each property fail on, all in a
-//! scratch copy of the tree. The result is the proof record `check --proof` judges.
+//! which of them the frozen test (its freeze lifted) and each property fail on, each
+//! mutant active only in a test's call phase, all in a scratch copy of the tree that is
+//! what the tests import. The result is the proof record `check --proof` judges.
 
 pub mod engine;
+pub mod measure;
 pub mod pool;
 pub mod scratch;
 pub mod server;
@@ -113,6 +115,7 @@ pub fn prove(cwd: &Path, config: &Config, options: &Options) -> Result<Proven, G
     let driver = Driver::new(options.python.clone(), &work)?;
     let engine = driver.version(&scratch.root)?;
     let pytest_root = config.pytest_root_in_repo();
+    let canonical = |path: &Path| path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
     let runner = Runner {
         python: options.python.clone(),
         driver_dir: work.clone(),
@@ -122,6 +125,12 @@ pub fn prove(cwd: &Path, config: &Config, options: &Options) -> Result<Proven, G
             true => vec!["-n".into(), "0".into()],
             false => Vec::new(),
         },
+        server_extra: match engine.cov {
+            true => vec!["--no-cov".into()],
+            false => Vec::new(),
+        },
+        source: canonical(&config.repo_root),
+        copy: canonical(&scratch.root),
     };
     let mut freezes = Vec::new();
     let mut timings = Vec::new();
@@ -161,6 +170,37 @@ pub fn prove(cwd: &Path, config: &Config, options: &Options) -> Result<Proven, G
         freezes,
     };
     Ok(Proven { record, timings })
+}
+
+/// The error for a frozen test whose call phase ran no function of the project: a proof
+/// of it would be a proof of nothing.
+fn nothing_measured(test_id: &str, files: &[String], test_files: &BTreeSet<String>) -> GateError {
+    const SHOWN: usize = 5;
+    let (tests, others): (Vec<&String>, Vec<&String>) =
+        files.iter().filter(|f| f.ends_with(".py")).partition(|f| {
+            !f.starts_with('/') && !f.starts_with("..") && !is_project_code(f, test_files)
+        });
+    let cause = match (tests.is_empty(), others.is_empty()) {
+        (true, true) => "it ran no Python code of any file in its call phase".to_string(),
+        _ => {
+            let mut named: Vec<String> = tests.iter().map(|f| f.to_string()).collect();
+            named.extend(others.iter().take(SHOWN).map(|f| f.to_string()));
+            let more = others.len().saturating_sub(SHOWN);
+            format!(
+                "its call phase ran only test code and code outside the copy of the repository: {}{}",
+                named.join(", "),
+                if more > 0 { format!(" and {more} more") } else { String::new() }
+            )
+        }
+    };
+    GateError::usage(format!(
+        "prove: no code at stake measured for {test_id}: {cause}; a proof would prove nothing"
+    ))
+    .with_help(
+        "a test that runs no function of the project guards none: deleting it is the honest \
+         option; if it does call the project, its code was imported from outside the \
+         repository (an installed copy in site-packages: install it editable, `pip install -e .`)",
+    )
 }
 
 /// Joins a path relative to pytest's rootdir onto the repository root's terms.
@@ -218,58 +258,28 @@ fn prove_one(
         freeze.incomplete = Some("the budget was spent before this freeze".into());
         return Ok((freeze, Duration::ZERO));
     }
-    // The code at stake: what the frozen test runs alone, under coverage.
-    let data = runner.work.join("coverage.data");
-    let report = runner.work.join("coverage.json");
-    let wrap = vec![
-        "-m".to_string(),
-        "coverage".to_string(),
-        "run".to_string(),
-        format!("--data-file={}", data.display()),
-    ];
-    let alone = runner.run(
-        "",
-        std::slice::from_ref(&test_id),
-        CLEAN_TIMEOUT,
-        0,
-        &mut Via::Process(&wrap),
-    )?;
-    freeze.frozen_clean = match alone.verdicts.get(&test_id) {
+    // The code at stake: what the frozen test runs alone, in its call phase.
+    let alone = measure::run_alone(runner, std::slice::from_ref(&test_id), CLEAN_TIMEOUT)?;
+    freeze.frozen_clean = match alone.run.verdicts.get(&test_id) {
         Some(Verdict::Passed) => "passed",
         Some(Verdict::Checked | Verdict::Failed) => "failed",
         Some(Verdict::Error) => {
             return Err(GateError::usage(format!(
                 "prove: {test_id} cannot run alone: its setup failed (a missing fixture?):\n{}",
-                alone.output
+                alone.run.output
             ))
             .with_help("a frozen test must run alone (`FREEZEGATE_PLUGIN_OFF=1 pytest TEST_ID`): fix its fixtures, or freeze the test that needs them together"))
         }
         Some(Verdict::Skipped) | None => {
             return Err(GateError::usage(format!(
                 "prove: {test_id} was skipped when run alone with its freeze lifted:\n{}",
-                alone.output
+                alone.run.output
             ))
             .with_help("a frozen test must run alone (`FREEZEGATE_PLUGIN_OFF=1 pytest TEST_ID`); a skip in its code or a missing optional dependency leaves nothing to prove"))
         }
     }
     .to_string();
-    let exported = std::process::Command::new(&runner.python)
-        .args(["-m", "coverage", "json", "-q"])
-        .arg(format!("--data-file={}", data.display()))
-        .arg("-o")
-        .arg(&report)
-        .current_dir(&runner.cwd)
-        .output()
-        .map_err(|e| GateError::usage(format!("prove: cannot run coverage: {e}")))?;
-    if !exported.status.success() {
-        return Err(GateError::usage(format!(
-            "prove: coverage could not report the run of {test_id}: {}",
-            String::from_utf8_lossy(&exported.stderr).trim()
-        ))
-        .with_help(
-            "coverage.py is needed for prove (it comes with `pip install 'freezegate[prove]'`)",
-        ));
-    }
+    let ran = alone.call_phase(driver, runner, &test_id)?;
     let test_files: BTreeSet<String> = std::iter::once(&test_id)
         .chain(&properties)
         .map(|id| crate::inputs::ids::file_of(id).to_string())
@@ -280,11 +290,16 @@ fn prove_one(
             .map(|(file, line)| (file.trim_start_matches("./").to_string(), line))
             .collect()
     });
+    let project: Vec<engine::Executed> = ran
+        .functions
+        .into_iter()
+        .filter(|f| is_project_code(&f.file, &test_files))
+        .collect();
+    if project.is_empty() {
+        return Err(nothing_measured(&test_id, &ran.files, &test_files));
+    }
     let mut lines: BTreeMap<String, Vec<u32>> = BTreeMap::new();
-    for function in driver.stake(&report, &runner.cwd)? {
-        if !is_project_code(&function.file, &test_files) {
-            continue;
-        }
+    for function in project {
         let repo_file = in_repo(pytest_root, &function.file);
         let covered: Vec<u32> = match &unique {
             // Narrowed to the lines only the frozen test covers.
@@ -388,6 +403,15 @@ fn run_mutants(
             .properties_clean
             .insert(p.clone(), outcome.to_string());
     }
+    // Where the mutated functions also ran, unmutated: at import (the warm-up) and in
+    // the tests' fixtures (the unmutated run).
+    let mut outside_call = clean.outside_call.clone();
+    if let Some(imported) = servers[0].imported() {
+        outside_call
+            .entry("import".to_string())
+            .or_default()
+            .extend(imported.iter().cloned());
+    }
     let limit = (clean.duration * TIMEOUT_FACTOR).max(MIN_TIMEOUT);
     let ids: Vec<String> = made.iter().map(|m| m.id.clone()).collect();
     let bar = options.progress.then(|| {
@@ -427,6 +451,11 @@ fn run_mutants(
             .filter(|p| failed(p))
             .cloned()
             .collect();
+        let unmutated_at = outside_call
+            .iter()
+            .filter(|(_, functions)| functions.iter().any(|f| is_mutant_of(&m.id, f)))
+            .map(|(phase, _)| phase.clone())
+            .collect();
         freeze.mutants.push(Mutant {
             killed_by_frozen: frozen_known.then(|| failed(&freeze.test_id)),
             checked_by_frozen: frozen_known.then(|| checked(&freeze.test_id)),
@@ -438,6 +467,7 @@ fn run_mutants(
             line: m.line,
             function: m.function,
             mutation: m.mutation,
+            unmutated_at,
         });
     }
     if result.budget_hit {
@@ -450,9 +480,32 @@ fn run_mutants(
     Ok(took)
 }
 
+/// Whether mutant `id` (`module.x_f__mutmut_3`) is a mutant of `function`
+/// (`module.x_f`, as mutmut's trampoline names the functions it ran).
+fn is_mutant_of(id: &str, function: &str) -> bool {
+    id.strip_prefix(function)
+        .is_some_and(|rest| rest.starts_with("__mutmut_"))
+}
+
 #[cfg(test)]
 mod tests {
-    use super::is_project_code;
+    use super::{is_mutant_of, is_project_code};
+
+    #[test]
+    fn a_mutant_belongs_to_its_function_only() {
+        assert!(is_mutant_of(
+            "inventory.x_reserve__mutmut_3",
+            "inventory.x_reserve"
+        ));
+        assert!(!is_mutant_of(
+            "inventory.x_reserve_all__mutmut_3",
+            "inventory.x_reserve"
+        ));
+        assert!(!is_mutant_of(
+            "inventory.x_reserve__mutmut_3",
+            "inventory.x_restock"
+        ));
+    }
     use std::collections::BTreeSet;
 
     #[test]

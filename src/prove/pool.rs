@@ -1,6 +1,6 @@
 //! Running tests on mutants: one pytest run per mutant (every test of the freeze in it,
 //! each test stopping at its own first failing example), forked from one of `-j N` warm
-//! servers (`server.rs`), each run choosing its mutant with `MUTANT_UNDER_TEST`. The
+//! servers (`server.rs`), each run's mutant active only in each test's call phase. The
 //! freeze is lifted in these runs (the plugin loaded and off: `FREEZEGATE_PLUGIN_OFF=1`),
 //! Hypothesis is derandomized without an example database (the driver's profile), and
 //! each test's outcome is streamed to a file as it is known, so a run stopped at its
@@ -49,6 +49,10 @@ pub struct TestRun {
     pub duration: Duration,
     /// The output of the last pytest process, for errors.
     pub output: String,
+    /// (The unmutated run) the mutated functions (`module.mangled_name`) that ran outside
+    /// a test's call phase, by phase (`setup`, `teardown`, `import`): their mutants are
+    /// not active there.
+    pub outside_call: BTreeMap<String, Vec<String>>,
 }
 
 pub struct Runner {
@@ -59,6 +63,13 @@ pub struct Runner {
     pub work: PathBuf,
     /// Arguments after freezegate's own (`-n 0` when pytest-xdist is installed).
     pub extra: Vec<String>,
+    /// Arguments of the warm servers' runs only (`--no-cov` when pytest-cov is
+    /// installed: the runs on mutants need no coverage of the project's own).
+    pub server_extra: Vec<String>,
+    /// The user's tree and prove's copy of it: the driver imports from the copy what
+    /// would be imported from the tree.
+    pub source: PathBuf,
+    pub copy: PathBuf,
 }
 
 /// Whether pytest reported `reported` for the requested id (a function id covers its
@@ -72,20 +83,24 @@ fn covers(requested: &str, reported: &str) -> bool {
 
 /// How a run's pytest starts.
 pub enum Via<'a> {
-    /// A new process, `python WRAP -m pytest …` (the frozen test's run under coverage,
-    /// which must see every import).
-    Process(&'a [String]),
+    /// A new process, `python driver.py pytest …`, whose tests' call phases are measured
+    /// into the file (the project's own pytest-cov and plugins as they are).
+    Measuring(&'a Path),
     /// A child of a warm fork server.
     Server(&'a mut ForkServer),
 }
 
 impl Runner {
-    /// pytest's arguments for a run of `tests` (after `-m pytest`, or to `pytest.main`).
-    pub fn pytest_args(&self, tests: &[String]) -> Vec<String> {
+    /// pytest's arguments for a run of `tests` (to `pytest.main`); `served`: a warm
+    /// server's run.
+    pub fn pytest_args(&self, tests: &[String], served: bool) -> Vec<String> {
         let mut args: Vec<String> = ["-q", "--no-header", "-p", "no:cacheprovider", "-p", PLUGIN]
             .map(String::from)
             .to_vec();
         args.extend(self.extra.iter().cloned());
+        if served {
+            args.extend(self.server_extra.iter().cloned());
+        }
         args.push("--".into());
         args.extend(tests.iter().cloned());
         args
@@ -108,19 +123,24 @@ impl Runner {
             // Loaded but off, not `-p no:freezegate`: the project's `freezegate = true`
             // stays a known ini key under `--strict-config`, and no ledger skip applies.
             ("FREEZEGATE_PLUGIN_OFF", "1".into()),
+            (
+                "FREEZEGATE_PROVE_SOURCE",
+                self.source.clone().into_os_string(),
+            ),
+            ("FREEZEGATE_PROVE_COPY", self.copy.clone().into_os_string()),
         ]
     }
 
-    /// `python WRAP -m pytest …` as a new process.
-    fn command(&self, wrap: &[String], tests: &[String], mutant: &str, out: &Path) -> Command {
+    /// `python driver.py pytest …` as a new process, measuring into `measure`.
+    fn command(&self, measure: &Path, tests: &[String], out: &Path) -> Command {
         let mut command = Command::new(&self.python);
         command
-            .args(wrap)
-            .args(["-m", "pytest"])
-            .args(self.pytest_args(tests))
+            .arg(self.driver_dir.join(format!("{PLUGIN}.py")))
+            .arg("pytest")
+            .args(self.pytest_args(tests, false))
             .current_dir(&self.cwd)
             .envs(self.env())
-            .env("MUTANT_UNDER_TEST", mutant)
+            .env("FREEZEGATE_PROVE_MEASURE", measure)
             .env("FREEZEGATE_PROVE_OUT", out)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -143,13 +163,14 @@ impl Runner {
         let mut verdicts = BTreeMap::new();
         let mut remaining: Vec<String> = tests.to_vec();
         let mut output = String::new();
+        let mut outside_call: BTreeMap<String, Vec<String>> = BTreeMap::new();
         while !remaining.is_empty() {
             let out = self.work.join(format!("outcomes-{slot}.jsonl"));
             let _ = std::fs::remove_file(&out);
             let (status, text, hung) = match via {
-                Via::Process(wrap) => {
+                Via::Measuring(measure) => {
                     let child = self
-                        .command(wrap, &remaining, mutant, &out)
+                        .command(measure, &remaining, &out)
                         .spawn()
                         .map_err(|e| {
                             GateError::usage(format!(
@@ -160,11 +181,14 @@ impl Runner {
                     wait_for(child, limit)?
                 }
                 Via::Server(server) => {
-                    server.run(mutant, &self.pytest_args(&remaining), &out, limit)?
+                    server.run(mutant, &self.pytest_args(&remaining, true), &out, limit)?
                 }
             };
             output = text;
-            let (seen, running) = read_outcomes(&out);
+            let (seen, running, outside) = read_outcomes(&out);
+            for (phase, functions) in outside {
+                outside_call.entry(phase).or_default().extend(functions);
+            }
             let mut reached_any = false;
             for id in &remaining {
                 let mine: Vec<Verdict> = seen
@@ -229,6 +253,7 @@ impl Runner {
             verdicts,
             duration: started.elapsed(),
             output,
+            outside_call,
         })
     }
 }
@@ -273,16 +298,25 @@ fn wait_for(
     Ok((status, text, hung))
 }
 
-/// The verdict of each reported test, and the test that started last without a
-/// report (the one a hung run was in).
-fn read_outcomes(path: &Path) -> (Vec<(String, Verdict)>, Option<String>) {
+/// What the plugin recorded of the mutated functions that ran outside the call phase.
+type OutsideCall = BTreeMap<String, Vec<String>>;
+
+/// The verdict of each reported test, the test that started last without a report
+/// (the one a hung run was in), and (an unmutated run) the mutated functions that ran
+/// outside the call phase.
+fn read_outcomes(path: &Path) -> (Vec<(String, Verdict)>, Option<String>, OutsideCall) {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     let mut seen = Vec::new();
     let mut running = None;
+    let mut outside = OutsideCall::new();
     for line in text.lines() {
         let Ok(value) = serde_json::from_str::<serde_json::Value>(line) else {
             continue;
         };
+        if let Some(phases) = value.get("outside_call") {
+            outside = serde_json::from_value(phases.clone()).unwrap_or_default();
+            continue;
+        }
         if let Some(id) = value.get("start").and_then(|v| v.as_str()) {
             running = Some(id.to_string());
             continue;
@@ -308,7 +342,7 @@ fn read_outcomes(path: &Path) -> (Vec<(String, Verdict)>, Option<String>) {
         }
         seen.push((id.to_string(), verdict));
     }
-    (seen, running)
+    (seen, running, outside)
 }
 
 /// What running every mutant found: each mutant's run, `None` for one not run because

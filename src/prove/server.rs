@@ -1,13 +1,12 @@
 //! A warm pytest per worker: the driver's fork server (`driver.py serve`) imports pytest,
 //! its plugins, Hypothesis, the conftests, the test modules and the code under test
-//! once (`pytest --collect-only` on the unmutated code), then forks a child per run with
-//! `MUTANT_UNDER_TEST` set, so a mutant's run pays for its tests and not for Python's,
-//! pytest's and the project's start. mutmut runs its own mutants the same way (its fork
-//! server, `forkserver_warmup = collect`), but there a mutant of a function that runs at
-//! import (a class hook, a module-level call) is never seen: the import happened before
-//! the fork, unmutated. Here the warm-up records which mutated functions ran then, and
-//! a mutant of one of them runs in a child that forgets the project's modules and
-//! imports them again under the mutant, as a new process would.
+//! once (`pytest --collect-only` on the unmutated code), then forks a child per run,
+//! its mutant active only in each test's call phase, so a mutant's run pays for its
+//! tests and not for Python's, pytest's and the project's start (mutmut's own fork
+//! server, `forkserver_warmup = collect`, does the same). Code that runs at import runs
+//! unmutated, before the fork, as it does in every run: a mutant is judged by what the
+//! test's own checks see of it. The warm-up records which mutated functions ran then,
+//! for the proof to say which mutants were judged so.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -37,22 +36,6 @@ struct Reply {
     /// project was imported; `None` when the driver could not tell.
     #[serde(default)]
     imported: Option<Vec<String>>,
-}
-
-impl Reply {
-    /// Whether `mutant` must be run on a fresh import of the project: its function ran
-    /// at import (a class hook, a module-level call, a test module's constant), so a
-    /// fork of the unmutated import would not show it.
-    fn at_import(&self, mutant: &str) -> bool {
-        match &self.imported {
-            None => true,
-            Some(functions) => functions.iter().any(|f| {
-                mutant
-                    .strip_prefix(f.as_str())
-                    .is_some_and(|rest| rest.starts_with("__mutmut_"))
-            }),
-        }
-    }
 }
 
 impl ForkServer {
@@ -86,7 +69,7 @@ impl ForkServer {
             warm: None,
         };
         server.send(&serde_json::json!({
-            "warm": runner.pytest_args(tests),
+            "warm": runner.pytest_args(tests, true),
             "log": warm_log,
         }))?;
         Ok(server)
@@ -132,9 +115,16 @@ impl ForkServer {
         .with_help(RUN_ALONE)
     }
 
-    /// Runs pytest with `args` on `mutant` ("" for the unmutated code), each test's
-    /// outcome streamed to `out`; (exit status, output, whether it was stopped at
-    /// `limit`).
+    /// The mutated functions (`module.mangled_name`) that ran while the project was
+    /// imported and collected, once the warm-up is done (`None` before it, or when the
+    /// driver could not tell).
+    pub fn imported(&self) -> Option<&[String]> {
+        self.warm.as_ref().and_then(|w| w.imported.as_deref())
+    }
+
+    /// Runs pytest with `args` on `mutant` ("" for the unmutated code, which records
+    /// the mutated functions that run outside the call phase), each test's outcome
+    /// streamed to `out`; (exit status, output, whether it was stopped at `limit`).
     pub fn run(
         &mut self,
         mutant: &str,
@@ -147,7 +137,6 @@ impl ForkServer {
             // A failed collection is not the server's end: the run says what failed.
             None => self.reply()?,
         };
-        let fresh = !mutant.is_empty() && warm.at_import(mutant);
         self.warm = Some(warm);
         let log = out.with_extension("log");
         self.send(&serde_json::json!({
@@ -156,7 +145,7 @@ impl ForkServer {
             "out": out,
             "log": log,
             "limit": limit.as_secs_f64(),
-            "fresh": fresh,
+            "record": mutant.is_empty(),
         }))?;
         let reply = self.reply()?;
         let output = std::fs::read_to_string(&log).unwrap_or_default();

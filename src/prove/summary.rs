@@ -40,13 +40,42 @@ pub fn render(record: &ProofRecord, timings: &[Timing], path: &str) -> String {
     out
 }
 
+/// Which mutants were active in the tests' call phase alone while their function also
+/// ran at import or in fixtures, unmutated there.
+fn call_phase_note(out: &mut String, f: &FreezeProof) {
+    let judged: Vec<_> = f
+        .mutants
+        .iter()
+        .filter(|m| !m.unmutated_at.is_empty())
+        .collect();
+    if judged.is_empty() {
+        return;
+    }
+    let mut functions: Vec<&str> = judged.iter().map(|m| m.function.as_str()).collect();
+    functions.dedup();
+    let mut phases: Vec<&str> = judged
+        .iter()
+        .flat_map(|m| m.unmutated_at.iter().map(String::as_str))
+        .collect();
+    phases.sort_unstable();
+    phases.dedup();
+    let _ = writeln!(
+        out,
+        "  judged in the call phase alone: {} of {} (they also run at {}, unmutated there)",
+        count(judged.len() as i64, "mutant"),
+        functions.join(", "),
+        phases.join(", "),
+    );
+}
+
 fn freeze_summary(out: &mut String, f: &FreezeProof, took: Option<Timing>) {
     let _ = writeln!(out, "{}", f.test_id);
     let _ = writeln!(out, "  deposit: {}", f.properties.join(", "));
     if f.stake.is_empty() {
+        // prove measured some (none is exit 2): the --coverage reports left none.
         let _ = writeln!(
             out,
-            "  code at stake: none (the frozen test runs no project function)"
+            "  code at stake: none (the frozen test covers no line only it covers)"
         );
     } else {
         let functions: Vec<String> = f
@@ -65,6 +94,7 @@ fn freeze_summary(out: &mut String, f: &FreezeProof, took: Option<Timing>) {
         }
     }
     let _ = writeln!(out, "  mutants at stake: {}", f.mutants_total);
+    call_phase_note(out, f);
     // As FZ210 judges (one judgement for both).
     let j = Judgement::of(&f.frozen_clean, &f.mutants);
     let n = j.judged;
