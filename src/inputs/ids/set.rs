@@ -407,27 +407,12 @@ impl IdSet {
     pub fn nearest(&self, id: &str, n: usize) -> Vec<String> {
         let inner = &*self.0;
         let index = inner.near.get_or_init(|| nearest::NearIndex::build(inner));
-        let candidates = index.candidates(inner, id);
-        let name_len = id.len() - file_of(id).len();
-        nearest_first(candidates.iter().map(|&at| inner.id(at)), id, name_len)
+        index
+            .nearest(inner, id, n)
             .into_iter()
-            .take(n)
             .map(str::to_string)
             .collect()
     }
-}
-
-/// The candidates close to `id`, nearest first (then in byte order).
-fn nearest_first<'s>(
-    candidates: impl Iterator<Item = &'s str>,
-    id: &str,
-    name_len: usize,
-) -> Vec<&'s str> {
-    let mut found: Vec<(usize, &str)> = candidates
-        .filter_map(|candidate| close(candidate, id, name_len).map(|d| (d, candidate)))
-        .collect();
-    found.sort_unstable();
-    found.into_iter().map(|(_, c)| c).collect()
 }
 
 /// The edit distance of `a` and `b` when within a third of what may differ (`within`
@@ -508,6 +493,19 @@ mod tests {
         );
     }
 
+    /// The candidates close to `id`, nearest first (then in byte order).
+    fn nearest_first<'s>(
+        candidates: impl Iterator<Item = &'s str>,
+        id: &str,
+        name_len: usize,
+    ) -> Vec<&'s str> {
+        let mut found: Vec<(usize, &str)> = candidates
+            .filter_map(|candidate| close(candidate, id, name_len).map(|d| (d, candidate)))
+            .collect();
+        found.sort_unstable();
+        found.into_iter().map(|(_, c)| c).collect()
+    }
+
     /// The search as it was before the index: every id read for each misspelt one. The
     /// index must find what it found.
     fn nearest_by_reading_every_id(ids: &[String], id: &str, n: usize) -> Vec<String> {
@@ -577,11 +575,11 @@ mod tests {
             };
             let set: IdSet = ids.into_iter().map(id).collect();
             let ids: Vec<String> = set.iter().map(str::to_string).collect();
-            for asked in asked.into_iter().map(id) {
+            for (asked, n) in asked.into_iter().map(id).zip([12, 1, 3, 2].into_iter().cycle()) {
                 proptest::prop_assert_eq!(
-                    set.nearest(&asked, 12),
-                    nearest_by_reading_every_id(&ids, &asked, 12),
-                    "asked {}", asked
+                    set.nearest(&asked, n),
+                    nearest_by_reading_every_id(&ids, &asked, n),
+                    "asked {} for {}", asked, n
                 );
             }
         }

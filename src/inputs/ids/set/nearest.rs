@@ -49,6 +49,8 @@ struct Files {
     by_text: HashTable<u32>,
     /// Ids, file by file: those of `files[f]` are `ids[files[f].ids.0..files[f].ids.1]`.
     ids: Vec<u32>,
+    /// The signature of each id in `ids`.
+    signatures: Vec<u64>,
 }
 
 #[derive(Debug)]
@@ -90,30 +92,56 @@ fn at_least(a: (usize, u64), b: (usize, u64)) -> usize {
     by_length.max(by_bigrams)
 }
 
-/// The texts nearest `to` (ties included) among those within [`close`]'s bound of it:
-/// `texts` gives each one's place, text and signature; the signature rules most out.
-fn nearest_of<'a>(
+/// The `keep` texts nearest `to` among those within [`close`](super::close)'s bound of it
+/// (`within / 3`, at least 2), with every text as near as the last one kept: `texts`
+/// gives each one's place, text and signature. They are compared in the order of their
+/// lower bounds, and the comparing stops at the first bound past the nearest `keep`.
+fn nearest<'a>(
     texts: impl Iterator<Item = (u32, &'a str, u64)>,
     to: &str,
-) -> Vec<(u32, &'a str)> {
+    within: usize,
+    keep: usize,
+) -> Vec<(usize, u32, &'a str)> {
     let wanted = (to.len(), signature(to));
-    let mut best = (to.len() / 3).max(2);
-    let mut found: Vec<(usize, u32, &str)> = Vec::new();
+    let bound = (within / 3).max(2);
+    let mut by_bound: Vec<Vec<(u32, &str)>> = vec![Vec::new(); bound + 1];
     for (place, text, bits) in texts {
-        if at_least((text.len(), bits), wanted) > best {
-            continue;
+        let least = at_least((text.len(), bits), wanted);
+        if least <= bound {
+            by_bound[least].push((place, text));
         }
-        if let Some(distance) = super::close(text, to, to.len()) {
-            if distance < best {
-                best = distance;
-                found.retain(|&(d, ..)| d <= best);
+    }
+    let mut limit = bound;
+    let mut found: Vec<(usize, u32, &str)> = Vec::new();
+    for (least, texts) in by_bound.into_iter().enumerate() {
+        if least > limit {
+            break;
+        }
+        for (place, text) in texts {
+            let Some(distance) = super::close(text, to, within) else {
+                continue;
+            };
+            if distance > limit {
+                continue;
             }
-            if distance <= best {
-                found.push((distance, place, text));
+            found.push((distance, place, text));
+            if found.len() >= keep {
+                let mut distances: Vec<usize> = found.iter().map(|f| f.0).collect();
+                let (_, &mut kept, _) = distances.select_nth_unstable(keep - 1);
+                limit = kept;
+                found.retain(|f| f.0 <= limit);
             }
         }
     }
     found
+}
+
+/// The texts nearest `to`, ties included (`keep` 1).
+fn nearest_of<'a>(
+    texts: impl Iterator<Item = (u32, &'a str, u64)>,
+    to: &str,
+) -> Vec<(u32, &'a str)> {
+    nearest(texts, to, to.len(), 1)
         .into_iter()
         .map(|(_, place, text)| (place, text))
         .collect()
@@ -237,9 +265,11 @@ impl NearIndex {
                 start += count;
             }
             files.ids = vec![0; of_id.len()];
+            files.signatures = vec![0; of_id.len()];
             for (f, at) in of_id {
                 let file = &mut files.files[f as usize];
                 files.ids[file.ids.1 as usize] = at;
+                files.signatures[file.ids.1 as usize] = signature(set.id(at));
                 file.ids.1 += 1;
             }
             Arc::new(files)
@@ -247,13 +277,34 @@ impl NearIndex {
         Arc::clone(files)
     }
 
-    /// The ids to compare a misspelt `id` with, as [`super::IdSet::nearest`] describes:
-    /// those of its file; else of the nearest files of its folder; else, when its folder
-    /// is not there, of the nearest files of the nearest folders.
-    pub(super) fn candidates(&self, set: &IdSetInner, id: &str) -> Vec<u32> {
+    /// Up to `n` ids nearest a misspelt `id`, nearest first (then in byte order), as
+    /// [`super::IdSet::nearest`] describes.
+    pub(super) fn nearest<'s>(&self, set: &'s IdSetInner, id: &str, n: usize) -> Vec<&'s str> {
+        if n == 0 {
+            return Vec::new();
+        }
+        let chosen = self.candidates(set, id);
+        let ids = chosen.iter().flat_map(|(files, f)| {
+            let (start, end) = files.files[*f as usize].ids;
+            let range = start as usize..end as usize;
+            files.ids[range.clone()]
+                .iter()
+                .zip(&files.signatures[range])
+                .map(|(&at, &bits)| (at, set.id(at), bits))
+        });
+        let name_len = id.len() - file_of(id).len();
+        let mut found = nearest(ids, id, name_len, n);
+        found.sort_unstable_by(|a, b| (a.0, a.2).cmp(&(b.0, b.2)));
+        found.into_iter().take(n).map(|(_, _, text)| text).collect()
+    }
+
+    /// The files whose ids a misspelt `id` is compared with: its file; else the nearest
+    /// files of its folder; else, when its folder is not there, the nearest files of the
+    /// nearest folders.
+    fn candidates(&self, set: &IdSetInner, id: &str) -> Vec<(Arc<Files>, u32)> {
         let file = file_of(id);
         let dir = dir_of(file);
-        let chosen: Vec<(Arc<Files>, u32)> = match self.folder(set, dir) {
+        match self.folder(set, dir) {
             Some(place) => {
                 let files = self.files_of(set, place);
                 let same = files
@@ -299,14 +350,7 @@ impl NearIndex {
                     })
                     .collect()
             }
-        };
-        chosen
-            .iter()
-            .flat_map(|(files, f)| {
-                let (start, end) = files.files[*f as usize].ids;
-                files.ids[start as usize..end as usize].iter().copied()
-            })
-            .collect()
+        }
     }
 }
 
