@@ -9,7 +9,7 @@ use rustc_hash::FxBuildHasher;
 use super::index::{IdIndex, AHEAD};
 
 mod nearest;
-use super::{file_of, strip_params};
+use super::strip_params;
 use crate::error::GateError;
 use crate::source::Source;
 
@@ -453,6 +453,7 @@ fn without_common_affixes<'a, 'b>(a: &'a str, b: &'b str) -> (&'a str, &'b str) 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::inputs::ids::file_of;
     use crate::inputs::ids::parse_collected;
     use crate::source::SourceFile;
 
