@@ -119,8 +119,10 @@ def main():
     parser.add_argument("--workloads", default="small,large")
     parser.add_argument("--shapes", default=",".join(SHAPES))
     parser.add_argument("--before", help="an earlier freezegate binary to time beside this build")
+    parser.add_argument("--no-build", action="store_true", help="time the release binaries as they are")
     args = parser.parse_args()
-    build()
+    if not args.no_build:
+        build()
     os.makedirs(INSTALL_DIR, exist_ok=True)
     freezegate = installed(os.path.join(ROOT, "target/release/freezegate"))
     baseline = installed(os.path.join(ROOT, "bench/baseline-rust/target/release/freezegate-baseline"))
