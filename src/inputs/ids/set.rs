@@ -30,6 +30,9 @@ struct IdSetInner {
     table: IdIndex,
     /// The folders and files of the ids, for [`IdSet::nearest`]: built when first asked.
     near: nearest::Lazy,
+    /// What [`IdSet::nearest`] answered, by the id and count asked: a ledger often names
+    /// one missing property many times.
+    suggested: std::sync::Mutex<Answers>,
     /// The functions and classes ids are under (`(id, prefix length)`, hashed by the
     /// prefix's text), for [`IdSet::any_under`]: built when first asked.
     under: std::sync::OnceLock<HashTable<(u32, u32)>>,
@@ -406,13 +409,27 @@ impl IdSet {
     /// set's folders (one pass), and a folder's files when a search first reads them.
     pub fn nearest(&self, id: &str, n: usize) -> Vec<String> {
         let inner = &*self.0;
+        let key = (id.to_string(), n);
+        if let Some(found) = answered(&inner.suggested).get(&key) {
+            return Vec::clone(found);
+        }
         let index = inner.near.get_or_init(|| nearest::NearIndex::build(inner));
-        index
+        let found: Vec<String> = index
             .nearest(inner, id, n)
             .into_iter()
             .map(str::to_string)
-            .collect()
+            .collect();
+        answered(&inner.suggested).insert(key, found.clone());
+        found
     }
+}
+
+type Answers = rustc_hash::FxHashMap<(String, usize), Vec<String>>;
+
+fn answered(asked: &std::sync::Mutex<Answers>) -> std::sync::MutexGuard<'_, Answers> {
+    asked
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// The edit distance of `a` and `b` when within a third of what may differ (`within`
