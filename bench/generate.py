@@ -2,12 +2,21 @@
 """Generate a deterministic gate workload: ledger, collection, diff, samples, skips.
 
     python3 bench/generate.py small target/bench/small
-    python3 bench/generate.py large target/bench/large
+    python3 bench/generate.py large target/bench/large --shape misspelt
 
 small: 40 freezes, 20,000 collected ids, 300 changed files.
 large: 10,000 freezes, 1,000,000 collected ids, 100,000 changed files,
        10,000 applied skips plus 1,000 inherited ones.
 A few percent of freezes are defective for each rule, so every check has work to do.
+
+The shapes are those real ledgers make, each at both sizes:
+- plain: the defects above; the uncollected properties all name one missing file;
+- misspelt: 5 % of the properties misspelt, a third each in the folder
+  (tests/prosp/), the file (test_porp7.py) and the name (test_proprety_7);
+- one-file: every property in one file, 5 % of them misspelt in the name;
+- params: ids with long parametrize suffixes (about 120 bytes), 5 % of the properties
+  misspelt inside them;
+- all-fail: every entry fails one rule, in turn (a misspelt property among them).
 """
 import json
 import os
@@ -31,8 +40,43 @@ def repository(out):
     subprocess.run(git + ["commit", "-q", "--allow-empty", "-m", "workload"], check=True)
 
 
+SHAPES = ["plain", "misspelt", "one-file", "params", "all-fail"]
+
+# The parameters of the params shape: pytest joins a case's values with "-".
+PARAMS = "-".join(["utf-8", "strict", "0123456789abcdef" * 2, "endianness=little", "width=64", "with-bom", "x" * 24])
+
+
+def property_id(shape, i):
+    if shape == "one-file":
+        return f"tests/props/test_props.py::test_property_{i}"
+    if shape == "params":
+        return f"tests/props/test_prop{i // 20}.py::test_property[{PARAMS}-{i}]"
+    return f"tests/props/test_prop{i}.py::test_property_{i}"
+
+
+def misspelt(shape, prop, i):
+    """The property as a hand would misspell it: in the folder, the file or the name."""
+    if shape == "params":
+        return prop.replace("=little", "=litle")
+    where = 2 if shape == "one-file" else i % 3
+    if where == 0:
+        return prop.replace("tests/props/", "tests/prosp/")
+    if where == 1:
+        return prop.replace("test_prop", "test_porp", 1)
+    return prop.replace("test_property", "test_proprety")
+
+
+def collected_id(shape, i):
+    if shape == "params":
+        return f"tests/pkg{i % 97}/test_mod{i // 20}.py::test_case[{PARAMS}-{i}]"
+    return f"tests/pkg{i % 97}/test_mod{i // 20}.py::test_case_{i}"
+
+
 def main():
     kind, out = sys.argv[1], sys.argv[2]
+    shape = sys.argv[4] if len(sys.argv) > 4 and sys.argv[3] == "--shape" else "plain"
+    if shape not in SHAPES:
+        sys.exit(f"unknown shape {shape}: one of {', '.join(SHAPES)}")
     size = SIZES[kind]
     rng = random.Random(20261130)
     os.makedirs(out, exist_ok=True)
@@ -40,8 +84,8 @@ def main():
     # in the diff are relative to it, and the gate reads its HEAD.
     repository(out)
     n_files = max(size["collected"] // 20, 1)
-    collected = [f"tests/pkg{i % 97}/test_mod{i // 20}.py::test_case_{i}" for i in range(size["collected"])]
-    props = [f"tests/props/test_prop{i}.py::test_property_{i}" for i in range(size["freezes"])]
+    collected = [collected_id(shape, i) for i in range(size["collected"])]
+    props = [property_id(shape, i) for i in range(size["freezes"])]
     freezes, samples, skipped, changed = [], {}, [], set()
     for i in range(size["freezes"]):
         test_id = collected[(i * 37) % len(collected)]
@@ -56,7 +100,8 @@ def main():
             "reused_property": False,
             "team": f"team{i % 7}",
         }
-        defect = rng.random()
+        # all-fail: every entry one defect, in turn, at the middle of its range below.
+        defect = (i % 8) * 0.02 + 0.01 if shape == "all-fail" else rng.random()
         if defect < 0.02:
             entry["owner"] = ""  # FZ101
         elif defect < 0.04:
@@ -66,9 +111,15 @@ def main():
         elif defect < 0.08:
             entry["expires"] = "2026-12-09"  # FZ104
         elif defect < 0.10:
-            entry["compensating_property"] = "tests/props/missing.py::test_gone"  # FZ201
+            # FZ201
+            if shape == "plain":
+                entry["compensating_property"] = "tests/props/missing.py::test_gone"
+            else:
+                entry["compensating_property"] = misspelt(shape, props[i], i)
         elif defect < 0.12:
             entry["reused_property"] = False  # FZ202: file left out of the diff below
+        if shape in ("misspelt", "one-file", "params") and 0.10 <= defect < 0.13:
+            entry["compensating_property"] = misspelt(shape, props[i], i)  # FZ201: 5 % in all
         skip_diff = 0.10 <= defect < 0.12
         if not skip_diff:
             changed.add(props[i].split("::")[0])

@@ -108,3 +108,54 @@ fn evaluate_pack(bencher: divan::Bencher) {
         })
         .bench_refs(|facts| judge(&gate, facts, &selection).expect("evaluates"));
 }
+
+/// "Did you mean" on a million collected ids (bench/generate.py's large layout: 97
+/// folders, 10,000 files in each, and 10,000 property files in one more): 500 misspelt
+/// properties, in the folder, the file and the name, the index built by the first.
+fn misspelt_on_a_million() -> (IdSet, Vec<String>) {
+    let mut text = String::with_capacity(1_010_000 * 50);
+    for i in 0..1_000_000 {
+        text.push_str(&format!(
+            "tests/pkg{}/test_mod{}.py::test_case_{i}\n",
+            i % 97,
+            i / 20
+        ));
+    }
+    for i in 0..10_000 {
+        text.push_str(&format!("tests/props/test_prop{i}.py::test_property_{i}\n"));
+    }
+    let misspelt = (0..500)
+        .map(|i| {
+            let right = format!("tests/props/test_prop{i}.py::test_property_{i}");
+            match i % 3 {
+                0 => right.replace("tests/props/", "tests/prosp/"),
+                1 => right.replacen("test_prop", "test_porp", 1),
+                _ => right.replace("test_property", "test_proprety"),
+            }
+        })
+        .collect();
+    (collected_set(text), misspelt)
+}
+
+#[divan::bench(sample_count = 5)]
+fn nearest_500_misspelt_with_the_index_built(bencher: divan::Bencher) {
+    bencher
+        .with_inputs(misspelt_on_a_million)
+        .bench_values(|(set, misspelt)| {
+            for id in &misspelt {
+                assert_eq!(set.nearest(id, 3).len(), 1, "{id}");
+            }
+            set
+        });
+}
+
+#[divan::bench(sample_count = 5)]
+fn nearest_500_misspelt_once_indexed(bencher: divan::Bencher) {
+    let (set, misspelt) = misspelt_on_a_million();
+    set.nearest(&misspelt[0], 3);
+    bencher.bench(|| {
+        for id in &misspelt {
+            assert_eq!(set.nearest(id, 3).len(), 1, "{id}");
+        }
+    });
+}

@@ -4,10 +4,12 @@ use std::hash::BuildHasher;
 use std::sync::Arc;
 
 use hashbrown::HashTable;
-use rustc_hash::{FxBuildHasher, FxHashSet};
+use rustc_hash::FxBuildHasher;
 
 use super::index::{IdIndex, AHEAD};
-use super::{file_of, strip_params};
+
+mod nearest;
+use super::strip_params;
 use crate::error::GateError;
 use crate::source::Source;
 
@@ -26,16 +28,15 @@ struct IdSetInner {
     spans: Spans,
     /// Places in `spans`, by the id's hash.
     table: IdIndex,
-    /// The suggestions [`IdSet::nearest`] made, by the id asked about.
-    suggested: std::sync::Mutex<rustc_hash::FxHashMap<String, Vec<String>>>,
+    /// The folders and files of the ids, for [`IdSet::nearest`]: built when first asked.
+    near: nearest::Lazy,
+    /// What [`IdSet::nearest`] answered, by the id and count asked: a ledger often names
+    /// one missing property many times.
+    suggested: std::sync::Mutex<Answers>,
     /// The functions and classes ids are under (`(id, prefix length)`, hashed by the
     /// prefix's text), for [`IdSet::any_under`]: built when first asked.
     under: std::sync::OnceLock<HashTable<(u32, u32)>>,
 }
-
-/// How many misspelt ids a run gets suggestions for: each reads the set once (a few
-/// milliseconds on a million ids), and the first few are what a reader acts on.
-pub const SUGGESTIONS: usize = 20;
 
 /// Byte ranges `(start, len)` into a text, five bytes each: a start, and a length byte
 /// that sends the rare length over 254 to a side table.
@@ -170,31 +171,6 @@ impl IdSetInner {
     fn id(&self, index: u32) -> &str {
         let (start, len) = self.spans.get(index as usize);
         self.text.get(start, len)
-    }
-
-    /// The ids that begin with `prefix`, in order: one pass that compares bytes, and
-    /// makes a `&str` only of an id that matches.
-    fn starting_with<'a>(&'a self, prefix: &str) -> impl Iterator<Item = &'a str> + 'a {
-        let prefix = prefix.as_bytes().to_vec();
-        let (read, added) = match &self.text.read {
-            Some(source) => (source.text.as_bytes(), self.text.added.as_bytes()),
-            None => (self.text.added.as_bytes(), &[][..]),
-        };
-        let read_len = read.len();
-        (0..self.spans.len()).filter_map(move |at| {
-            let (start, len) = self.spans.get(at);
-            let (start, len) = (start as usize, len as usize);
-            if len < prefix.len() {
-                return None;
-            }
-            let bytes = match start < read_len {
-                true => &read[start..start + len],
-                false => &added[start - read_len..start - read_len + len],
-            };
-            bytes
-                .starts_with(&prefix)
-                .then(|| self.text.get(start as u32, len as u32))
-        })
     }
 
     fn find(&self, id: &str) -> Option<u32> {
@@ -429,99 +405,31 @@ impl IdSet {
 
     /// Up to `n` ids closest to `id` (a misspelt one), nearest first: among the ids of
     /// its file, else of the files nearest its file in its folder, else in the folders
-    /// nearest its folder; none when nothing is close. Each search reads the whole set,
-    /// so a run gets them for its first [`SUGGESTIONS`] distinct ids (an id asked again
-    /// gets the same answer).
+    /// nearest its folder; none when nothing is close. The first search indexes the
+    /// set's folders (one pass), and a folder's files when a search first reads them.
     pub fn nearest(&self, id: &str, n: usize) -> Vec<String> {
-        let mut asked = self
-            .0
-            .suggested
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        if let Some(found) = asked.get(id) {
-            return found.iter().take(n).cloned().collect();
+        let inner = &*self.0;
+        let key = (id.to_string(), n);
+        if let Some(found) = answered(&inner.suggested).get(&key) {
+            return Vec::clone(found);
         }
-        if asked.len() >= SUGGESTIONS {
-            return Vec::new();
-        }
-        let found: Vec<String> = self
-            .search_nearest(id)
+        let index = inner.near.get_or_init(|| nearest::NearIndex::build(inner));
+        let found: Vec<String> = index
+            .nearest(inner, id, n)
             .into_iter()
             .map(str::to_string)
             .collect();
-        asked.insert(id.to_string(), found.clone());
-        found.into_iter().take(n).collect()
-    }
-
-    fn search_nearest(&self, id: &str) -> Vec<&str> {
-        fn dir_of(file: &str) -> &str {
-            file.rsplit_once('/').map_or("", |(dir, _)| dir)
-        }
-        fn nearest_of<'a>(names: FxHashSet<&'a str>, to: &str) -> FxHashSet<&'a str> {
-            let near: Vec<(usize, &str)> = names
-                .into_iter()
-                .filter_map(|name| close(name, to, to.len()).map(|d| (d, name)))
-                .collect();
-            let best = near.iter().map(|(d, _)| *d).min();
-            near.into_iter()
-                .filter(|(d, _)| Some(*d) == best)
-                .map(|(_, name)| name)
-                .collect()
-        }
-        let file = file_of(id);
-        let dir = dir_of(file);
-        let name_len = id.len() - file.len();
-        // One pass: the ids of the same file, else the files of its folder. An id of
-        // another folder fails the byte comparison with the folder's path at once.
-        let (mut same_file, mut in_dir) = (Vec::new(), FxHashSet::default());
-        for candidate in self.0.starting_with(dir) {
-            let f = file_of(candidate);
-            if f == file {
-                same_file.push(candidate);
-            } else if same_file.is_empty() && dir_of(f) == dir {
-                in_dir.insert(f);
-            }
-        }
-        if !same_file.is_empty() {
-            return nearest_first(same_file.into_iter(), id, name_len);
-        }
-        // Its folder exists: the nearest files are there, or nowhere.
-        let folder_exists = !in_dir.is_empty();
-        let mut files = nearest_of(in_dir, file);
-        if files.is_empty() && !folder_exists {
-            let dirs: FxHashSet<&str> = self.iter().map(|c| dir_of(file_of(c))).collect();
-            let near_dirs = nearest_of(dirs, dir);
-            let in_near: FxHashSet<&str> = self
-                .iter()
-                .map(file_of)
-                .filter(|f| near_dirs.contains(dir_of(f)))
-                .collect();
-            files = nearest_of(in_near, file);
-        }
-        if files.is_empty() {
-            return Vec::new();
-        }
-        // Files of its folder are under the folder's path; the nearest folders' are not.
-        let under = if folder_exists { dir } else { "" };
-        let candidates = self
-            .0
-            .starting_with(under)
-            .filter(|c| files.contains(file_of(c)));
-        nearest_first(candidates, id, name_len)
+        answered(&inner.suggested).insert(key, found.clone());
+        found
     }
 }
 
-/// The candidates close to `id`, nearest first (then in byte order).
-fn nearest_first<'s>(
-    candidates: impl Iterator<Item = &'s str>,
-    id: &str,
-    name_len: usize,
-) -> Vec<&'s str> {
-    let mut found: Vec<(usize, &str)> = candidates
-        .filter_map(|candidate| close(candidate, id, name_len).map(|d| (d, candidate)))
-        .collect();
-    found.sort_unstable();
-    found.into_iter().map(|(_, c)| c).collect()
+type Answers = rustc_hash::FxHashMap<(String, usize), Vec<String>>;
+
+fn answered(asked: &std::sync::Mutex<Answers>) -> std::sync::MutexGuard<'_, Answers> {
+    asked
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// The edit distance of `a` and `b` when within a third of what may differ (`within`
@@ -562,6 +470,7 @@ fn without_common_affixes<'a, 'b>(a: &'a str, b: &'b str) -> (&'a str, &'b str) 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::inputs::ids::file_of;
     use crate::inputs::ids::parse_collected;
     use crate::source::SourceFile;
 
@@ -600,6 +509,121 @@ mod tests {
             set.nearest("tests/props/test_porp7.py::test_property_7", 3),
             ["tests/props/test_prop7.py::test_property_7"]
         );
+    }
+
+    /// The candidates close to `id`, nearest first (then in byte order).
+    fn nearest_first<'s>(
+        candidates: impl Iterator<Item = &'s str>,
+        id: &str,
+        name_len: usize,
+    ) -> Vec<&'s str> {
+        let mut found: Vec<(usize, &str)> = candidates
+            .filter_map(|candidate| close(candidate, id, name_len).map(|d| (d, candidate)))
+            .collect();
+        found.sort_unstable();
+        found.into_iter().map(|(_, c)| c).collect()
+    }
+
+    /// The search as it was before the index: every id read for each misspelt one. The
+    /// index must find what it found.
+    fn nearest_by_reading_every_id(ids: &[String], id: &str, n: usize) -> Vec<String> {
+        fn dir_of(file: &str) -> &str {
+            file.rsplit_once('/').map_or("", |(dir, _)| dir)
+        }
+        fn nearest_of<'a>(names: Vec<&'a str>, to: &str) -> Vec<&'a str> {
+            let near: Vec<(usize, &str)> = names
+                .into_iter()
+                .filter_map(|name| close(name, to, to.len()).map(|d| (d, name)))
+                .collect();
+            let best = near.iter().map(|(d, _)| *d).min();
+            near.into_iter()
+                .filter(|(d, _)| Some(*d) == best)
+                .map(|(_, name)| name)
+                .collect()
+        }
+        let file = file_of(id);
+        let dir = dir_of(file);
+        let name_len = id.len() - file.len();
+        let all: Vec<&str> = ids.iter().map(String::as_str).collect();
+        let same_file: Vec<&str> = all.iter().copied().filter(|c| file_of(c) == file).collect();
+        let found = if !same_file.is_empty() {
+            nearest_first(same_file.into_iter(), id, name_len)
+        } else {
+            let mut in_dir: Vec<&str> = all
+                .iter()
+                .map(|c| file_of(c))
+                .filter(|f| dir_of(f) == dir)
+                .collect();
+            in_dir.sort_unstable();
+            in_dir.dedup();
+            let folder_exists = !in_dir.is_empty();
+            let mut files = nearest_of(in_dir, file);
+            if files.is_empty() && !folder_exists {
+                let mut dirs: Vec<&str> = all.iter().map(|c| dir_of(file_of(c))).collect();
+                dirs.sort_unstable();
+                dirs.dedup();
+                let near_dirs = nearest_of(dirs, dir);
+                let mut in_near: Vec<&str> = all
+                    .iter()
+                    .map(|c| file_of(c))
+                    .filter(|f| near_dirs.contains(&dir_of(f)))
+                    .collect();
+                in_near.sort_unstable();
+                in_near.dedup();
+                files = nearest_of(in_near, file);
+            }
+            let candidates = all.iter().copied().filter(|c| files.contains(&file_of(c)));
+            nearest_first(candidates, id, name_len)
+        };
+        found.into_iter().take(n).map(str::to_string).collect()
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_index_suggests_what_reading_every_id_suggests(
+            ids in proptest::collection::vec((0..7usize, 0..5usize, 0..7usize), 1..40),
+            asked in proptest::collection::vec((0..8usize, 0..6usize, 0..8usize), 1..12),
+        ) {
+            const DIRS: [&str; 8] = ["tests/props", "tests/prosp", "a", "a/b", "", "tests/pkg1", "ab/é", "tests/porps"];
+            const FILES: [&str; 6] = ["test_prop1.py", "test_porp1.py", "t.py", "tt.py", "test_prop2.py", "ü.py"];
+            const NAMES: [&str; 8] = ["test_one", "test_onr", "test_two[1]", "test_two[2]", "t[a::b]", "test_property_1", "x", "test_één"];
+            let id = |(d, f, n): (usize, usize, usize)| match DIRS[d] {
+                "" => format!("{}::{}", FILES[f], NAMES[n]),
+                dir => format!("{dir}/{}::{}", FILES[f], NAMES[n]),
+            };
+            let set: IdSet = ids.into_iter().map(id).collect();
+            let ids: Vec<String> = set.iter().map(str::to_string).collect();
+            for (asked, n) in asked.into_iter().map(id).zip([12, 1, 3, 2].into_iter().cycle()) {
+                proptest::prop_assert_eq!(
+                    set.nearest(&asked, n),
+                    nearest_by_reading_every_id(&ids, &asked, n),
+                    "asked {} for {}", asked, n
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn every_misspelt_id_gets_its_suggestions_however_many() {
+        let ids: Vec<String> = (0..10_000)
+            .map(|i| format!("tests/props/test_prop{i}.py::test_property_{i}"))
+            .collect();
+        let set: IdSet = ids.iter().collect();
+        // Misspelt in the folder, the file and the name, far more than twenty of each.
+        for i in (0..10_000).step_by(97) {
+            let right = &ids[i];
+            for wrong in [
+                right.replace("tests/props/", "tests/prosp/"),
+                right.replacen("test_prop", "test_porp", 1),
+                right.replace("test_property", "test_proprety"),
+            ] {
+                assert_eq!(
+                    set.nearest(&wrong, 3),
+                    std::slice::from_ref(right),
+                    "{wrong}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -1,0 +1,397 @@
+//! "Did you mean": the ids of a set nearest a misspelt one, from an index built once.
+//!
+//! A search reads the ids of one file, the files of one folder, or the folders: the
+//! folders are indexed on the first search (one pass over the set), the files of a folder
+//! on the first search that reads them. Each folder and file keeps a bigram signature, so
+//! the edit distance is computed only for the few a signature cannot rule out: one
+//! misspelt id costs microseconds on a million ids, whatever its folder holds, where
+//! reading the set for each one cost milliseconds (a ledger of 500 misspelt properties
+//! took seconds).
+
+use std::sync::{Arc, Mutex, OnceLock};
+
+use hashbrown::HashTable;
+use rustc_hash::FxHashMap;
+
+use super::super::file_of;
+use super::{hash_str, IdSetInner};
+
+/// No next id.
+const END: u32 = u32::MAX;
+
+/// The folders of a set's ids, each with the chain of its ids.
+#[derive(Debug, Default)]
+pub(super) struct NearIndex {
+    folders: Vec<Folder>,
+    /// Places in `folders`, by the folder's text.
+    by_text: HashTable<u32>,
+    /// Per id, the next id of its folder (or [`END`]): every folder's ids, in
+    /// first-seen order, in four bytes an id.
+    next: Vec<u32>,
+    /// The files of each folder a search read, by the folder's place.
+    files: Mutex<FxHashMap<u32, Arc<Files>>>,
+}
+
+#[derive(Debug)]
+struct Folder {
+    /// The folder's text: the first `len` bytes of the id `id`.
+    id: u32,
+    len: u32,
+    signature: u64,
+    first: u32,
+}
+
+/// The distinct files of one folder, with their ids grouped by file.
+#[derive(Debug, Default)]
+struct Files {
+    files: Vec<File>,
+    /// Places in `files`, by the file's text.
+    by_text: HashTable<u32>,
+    /// Ids, file by file: those of `files[f]` are `ids[files[f].ids.0..files[f].ids.1]`.
+    ids: Vec<u32>,
+    /// The signature of each id in `ids`.
+    signatures: Vec<u64>,
+}
+
+#[derive(Debug)]
+struct File {
+    id: u32,
+    len: u32,
+    signature: u64,
+    ids: (u32, u32),
+}
+
+fn dir_of(file: &str) -> &str {
+    file.rsplit_once('/').map_or("", |(dir, _)| dir)
+}
+
+/// The text's bigrams, hashed to one bit each of 64. An edit makes at most two bigrams
+/// that were not there, so two texts whose bigram bits differ by `k` on one side are at
+/// least `k / 2` edits apart (a hashed bit stands for at least one missing bigram). The
+/// distance counts characters, so a text that is not ASCII gets none (`0`: unknown).
+fn signature(text: &str) -> u64 {
+    if !text.is_ascii() {
+        return 0;
+    }
+    text.as_bytes().windows(2).fold(0, |bits, pair| {
+        let bigram = u32::from(pair[0]) << 8 | u32::from(pair[1]);
+        bits | 1 << (bigram.wrapping_mul(0x9E37_79B1) >> 26)
+    })
+}
+
+/// A lower bound of the edit distance of two ASCII texts, from their lengths and
+/// signatures; `0` when either has no signature.
+fn at_least(a: (usize, u64), b: (usize, u64)) -> usize {
+    if a.1 == 0 || b.1 == 0 {
+        return 0;
+    }
+    let by_length = a.0.abs_diff(b.0);
+    let only_a = (a.1 & !b.1).count_ones();
+    let only_b = (b.1 & !a.1).count_ones();
+    let by_bigrams = (only_a.max(only_b) as usize).div_ceil(2);
+    by_length.max(by_bigrams)
+}
+
+/// The `keep` texts nearest `to` among those within [`close`](super::close)'s bound of it
+/// (`within / 3`, at least 2), with every text as near as the last one kept: `texts`
+/// gives each one's place, text and signature. They are compared in the order of their
+/// lower bounds, and the comparing stops at the first bound past the nearest `keep`.
+fn nearest<'a>(
+    texts: impl Iterator<Item = (u32, &'a str, u64)>,
+    to: &str,
+    within: usize,
+    keep: usize,
+) -> Vec<(usize, u32, &'a str)> {
+    let wanted = (to.len(), signature(to));
+    let bound = (within / 3).max(2);
+    let mut by_bound: Vec<Vec<(u32, &str)>> = vec![Vec::new(); bound + 1];
+    for (place, text, bits) in texts {
+        let least = at_least((text.len(), bits), wanted);
+        if least <= bound {
+            by_bound[least].push((place, text));
+        }
+    }
+    let mut limit = bound;
+    let mut found: Vec<(usize, u32, &str)> = Vec::new();
+    for (least, texts) in by_bound.into_iter().enumerate() {
+        if least > limit {
+            break;
+        }
+        for (place, text) in texts {
+            let Some(distance) = super::close(text, to, within) else {
+                continue;
+            };
+            if distance > limit {
+                continue;
+            }
+            found.push((distance, place, text));
+            if found.len() >= keep {
+                let mut distances: Vec<usize> = found.iter().map(|f| f.0).collect();
+                let (_, &mut kept, _) = distances.select_nth_unstable(keep - 1);
+                limit = kept;
+                found.retain(|f| f.0 <= limit);
+            }
+        }
+    }
+    found
+}
+
+/// The texts nearest `to`, ties included (`keep` 1).
+fn nearest_of<'a>(
+    texts: impl Iterator<Item = (u32, &'a str, u64)>,
+    to: &str,
+) -> Vec<(u32, &'a str)> {
+    nearest(texts, to, to.len(), 1)
+        .into_iter()
+        .map(|(_, place, text)| (place, text))
+        .collect()
+}
+
+impl NearIndex {
+    /// One pass over the set: each id's folder, and the chains of ids by folder.
+    pub(super) fn build(set: &IdSetInner) -> NearIndex {
+        let total = set.spans.len() as u32;
+        let mut index = NearIndex {
+            next: vec![END; total as usize],
+            ..NearIndex::default()
+        };
+        let mut last: Vec<u32> = Vec::new();
+        // Ids come file by file from pytest: the folder of the id before is the first guess.
+        let mut previous: Option<u32> = None;
+        for at in 0..total {
+            let id = set.id(at);
+            let dir = dir_of(file_of(id));
+            let same = previous.filter(|&p| {
+                let folder = &index.folders[p as usize];
+                folder.len as usize == dir.len() && &set.id(folder.id)[..dir.len()] == dir
+            });
+            let place = match same {
+                Some(place) => place,
+                None => {
+                    let folders = &index.folders;
+                    let text = |&p: &u32| {
+                        let folder = &folders[p as usize];
+                        &set.id(folder.id)[..folder.len as usize]
+                    };
+                    let hash = hash_str(dir);
+                    match index.by_text.find(hash, |p| text(p) == dir) {
+                        Some(&place) => place,
+                        None => {
+                            let place = index.folders.len() as u32;
+                            index.folders.push(Folder {
+                                id: at,
+                                len: dir.len() as u32,
+                                signature: signature(dir),
+                                first: at,
+                            });
+                            last.push(at);
+                            let folders = &index.folders;
+                            index.by_text.insert_unique(hash, place, |&p| {
+                                let folder = &folders[p as usize];
+                                hash_str(&set.id(folder.id)[..folder.len as usize])
+                            });
+                            previous = Some(place);
+                            continue;
+                        }
+                    }
+                }
+            };
+            let tail = &mut last[place as usize];
+            index.next[*tail as usize] = at;
+            *tail = at;
+            previous = Some(place);
+        }
+        index
+    }
+
+    fn folder_text<'s>(&self, set: &'s IdSetInner, place: u32) -> &'s str {
+        let folder = &self.folders[place as usize];
+        &set.id(folder.id)[..folder.len as usize]
+    }
+
+    fn folder(&self, set: &IdSetInner, dir: &str) -> Option<u32> {
+        self.by_text
+            .find(hash_str(dir), |&p| self.folder_text(set, p) == dir)
+            .copied()
+    }
+
+    /// The ids of a folder, in first-seen order.
+    fn ids_in(&self, place: u32) -> impl Iterator<Item = u32> + '_ {
+        let first = self.folders[place as usize].first;
+        std::iter::successors(Some(first), |&at| {
+            Some(self.next[at as usize]).filter(|&n| n != END)
+        })
+    }
+
+    /// The files of a folder, indexed when first asked for.
+    fn files_of(&self, set: &IdSetInner, place: u32) -> Arc<Files> {
+        let mut known = self.files.lock().unwrap_or_else(|p| p.into_inner());
+        let files = known.entry(place).or_insert_with(|| {
+            let mut files = Files::default();
+            let mut of_id: Vec<(u32, u32)> = Vec::new();
+            let mut counts: Vec<u32> = Vec::new();
+            for at in self.ids_in(place) {
+                let file = file_of(set.id(at));
+                let hash = hash_str(file);
+                let text = |f: &File| &set.id(f.id)[..f.len as usize];
+                let found = files
+                    .by_text
+                    .find(hash, |&f| text(&files.files[f as usize]) == file)
+                    .copied();
+                let f = match found {
+                    Some(f) => f,
+                    None => {
+                        let f = files.files.len() as u32;
+                        files.files.push(File {
+                            id: at,
+                            len: file.len() as u32,
+                            signature: signature(file),
+                            ids: (0, 0),
+                        });
+                        counts.push(0);
+                        let all = &files.files;
+                        files
+                            .by_text
+                            .insert_unique(hash, f, |&f| hash_str(text(&all[f as usize])));
+                        f
+                    }
+                };
+                counts[f as usize] += 1;
+                of_id.push((f, at));
+            }
+            let mut start = 0;
+            for (file, count) in files.files.iter_mut().zip(&counts) {
+                file.ids = (start, start);
+                start += count;
+            }
+            files.ids = vec![0; of_id.len()];
+            files.signatures = vec![0; of_id.len()];
+            for (f, at) in of_id {
+                let file = &mut files.files[f as usize];
+                files.ids[file.ids.1 as usize] = at;
+                files.signatures[file.ids.1 as usize] = signature(set.id(at));
+                file.ids.1 += 1;
+            }
+            Arc::new(files)
+        });
+        Arc::clone(files)
+    }
+
+    /// Up to `n` ids nearest a misspelt `id`, nearest first (then in byte order), as
+    /// [`super::IdSet::nearest`] describes.
+    pub(super) fn nearest<'s>(&self, set: &'s IdSetInner, id: &str, n: usize) -> Vec<&'s str> {
+        if n == 0 {
+            return Vec::new();
+        }
+        let chosen = self.candidates(set, id);
+        let ids = chosen.iter().flat_map(|(files, f)| {
+            let (start, end) = files.files[*f as usize].ids;
+            let range = start as usize..end as usize;
+            files.ids[range.clone()]
+                .iter()
+                .zip(&files.signatures[range])
+                .map(|(&at, &bits)| (at, set.id(at), bits))
+        });
+        let name_len = id.len() - file_of(id).len();
+        let mut found = nearest(ids, id, name_len, n);
+        found.sort_unstable_by(|a, b| (a.0, a.2).cmp(&(b.0, b.2)));
+        found.into_iter().take(n).map(|(_, _, text)| text).collect()
+    }
+
+    /// The files whose ids a misspelt `id` is compared with: its file; else the nearest
+    /// files of its folder; else, when its folder is not there, the nearest files of the
+    /// nearest folders.
+    fn candidates(&self, set: &IdSetInner, id: &str) -> Vec<(Arc<Files>, u32)> {
+        let file = file_of(id);
+        let dir = dir_of(file);
+        match self.folder(set, dir) {
+            Some(place) => {
+                let files = self.files_of(set, place);
+                let same = files
+                    .by_text
+                    .find(hash_str(file), |&f| files.text(set, f) == file)
+                    .copied();
+                let near = match same {
+                    Some(f) => vec![f],
+                    None => nearest_of(files.texts(set), file)
+                        .into_iter()
+                        .map(|(f, _)| f)
+                        .collect(),
+                };
+                near.into_iter().map(|f| (Arc::clone(&files), f)).collect()
+            }
+            None => {
+                let folders = self.folders.iter().enumerate().map(|(p, folder)| {
+                    let p = p as u32;
+                    (p, self.folder_text(set, p), folder.signature)
+                });
+                let near_folders: Vec<Arc<Files>> = nearest_of(folders, dir)
+                    .into_iter()
+                    .map(|(p, _)| self.files_of(set, p))
+                    .collect();
+                let places: Vec<(usize, u32)> = near_folders
+                    .iter()
+                    .enumerate()
+                    .flat_map(|(n, files)| (0..files.files.len() as u32).map(move |f| (n, f)))
+                    .collect();
+                let files = places.iter().enumerate().map(|(at, &(n, f))| {
+                    let files = &near_folders[n];
+                    (
+                        at as u32,
+                        files.text(set, f),
+                        files.files[f as usize].signature,
+                    )
+                });
+                nearest_of(files, file)
+                    .into_iter()
+                    .map(|(at, _)| {
+                        let (n, f) = places[at as usize];
+                        (Arc::clone(&near_folders[n]), f)
+                    })
+                    .collect()
+            }
+        }
+    }
+}
+
+impl Files {
+    fn text<'s>(&self, set: &'s IdSetInner, f: u32) -> &'s str {
+        let file = &self.files[f as usize];
+        &set.id(file.id)[..file.len as usize]
+    }
+
+    fn texts<'a>(&'a self, set: &'a IdSetInner) -> impl Iterator<Item = (u32, &'a str, u64)> + 'a {
+        (0..self.files.len() as u32)
+            .map(move |f| (f, self.text(set, f), self.files[f as usize].signature))
+    }
+}
+
+/// The index of a set, built on its first search.
+pub(super) type Lazy = OnceLock<NearIndex>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signatures_never_rule_out_a_text_within_the_bound() {
+        let pairs = [
+            ("test_prop1234.py", "test_porp1234.py"),
+            ("tests/props", "tests/prosp"),
+            ("a", "b"),
+            ("", "ab"),
+            ("test_één", "test_eén"),
+            ("abcabcabc", "cbacbacba"),
+        ];
+        for (a, b) in pairs {
+            let distance = strsim::levenshtein(a, b);
+            let bound = at_least((a.len(), signature(a)), (b.len(), signature(b)));
+            assert!(bound <= distance, "{a} / {b}: {bound} > {distance}");
+        }
+        let far = at_least(
+            ("test_prop5678.py".len(), signature("test_prop5678.py")),
+            ("test_porp1234.py".len(), signature("test_porp1234.py")),
+        );
+        assert!(far >= 3, "distinct digits rule a file out: {far}");
+    }
+}
