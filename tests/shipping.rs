@@ -164,7 +164,7 @@ fn zizmor_refuses_what_the_shipped_files_fixed() {
 // ---------------------------------------------------------------------------------------
 // The release workflow.
 
-/// The wheels the README's platform table promises: (matrix name, Rust target, manylinux).
+/// The wheels the platform table of docs/getting-started.md promises: (matrix name, Rust target, manylinux).
 const PLATFORMS: [(&str, &str, &str); 7] = [
     ("linux-x86_64", "x86_64-unknown-linux-gnu", "2_17"),
     ("linux-aarch64", "aarch64-unknown-linux-gnu", "2_17"),
