@@ -9,7 +9,13 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
     name = "freezegate",
     version = crate::VERSION_LINE,
     about = "Keeps skipped tests honest: every freeze is a reviewed ledger entry with an owner, an expiry and a compensating property test.",
-    after_help = "Examples:\n  freezegate init\n  freezegate run --baseline --check -- python -m pytest    # adopt, on the default branch\n  freezegate run --check --base origin/main --trusted-ref origin/main \\\n      --base-run gate/base-run.json -- python -m pytest -n auto\n  freezegate check --run gate/run.json --base origin/main\n  freezegate freeze add TEST_ID --owner NAME --reason TEXT --invariant TEXT \\\n      --property PROPERTY_ID --expires 2026-12-18\n  freezegate explain FZ103"
+    after_help = concat!(
+        "Examples:\n  freezegate init\n  freezegate run --baseline --check -- python -m pytest    # adopt, on the default branch\n  freezegate run --check --base origin/main --trusted-ref origin/main \\\n      --base-run gate/base-run.json -- python -m pytest -n auto\n  freezegate check --run gate/run.json --base origin/main\n  freezegate freeze add TEST_ID --owner NAME --reason TEXT --invariant TEXT \\\n      --property PROPERTY_ID --expires 2026-12-18\n  freezegate explain FZ103\n\nDocumentation: ",
+        crate::docs_url!(""),
+        " (a page per rule: ",
+        crate::docs_url!("rules/"),
+        ")"
+    )
 )]
 pub struct Cli {
     /// Config file (default: freezegate.toml, .freezegate.toml or [tool.freezegate] in
@@ -47,7 +53,10 @@ pub enum Command {
     /// (never from a file another process could replace), write it, and with `--check`
     /// judge it in this same process.
     #[command(
-        after_help = "Examples:\n  freezegate run -- python -m pytest -n auto\n  freezegate run --check --base origin/main --base-run gate/base-run.json --trusted-ref origin/main -- python -m pytest -n auto\n\nExit status: with --check the gate's (0, 1, 2), at least 1 when tests failed; without it pytest's. Always 2 when pytest did not run as asked (interrupted, a usage or internal error, no tests collected, killed) or no complete record came from it."
+        after_help = concat!(
+            "Examples:\n  freezegate run -- python -m pytest -n auto\n  freezegate run --check --base origin/main --base-run gate/base-run.json --trusted-ref origin/main -- python -m pytest -n auto\n\nExit status: with --check the gate's (0, 1, 2), at least 1 when tests failed; without it pytest's. Always 2 when pytest did not run as asked (interrupted, a usage or internal error, no tests collected, killed) or no complete record came from it.\n\nDocumentation: ",
+            crate::docs_url!("pytest-plugin/#supervised-runs-freezegate-run")
+        )
     )]
     Run(RunArgs),
     /// Prove each deposit by mutation: run the frozen test (its freeze lifted) and its
@@ -91,7 +100,10 @@ pub struct RunArgs {
 
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  freezegate prove --base origin/main -j 2\n  freezegate prove --all --budget 600 --output gate/proof.json\n  freezegate prove --base origin/main --shard 1/2   # one CI matrix job of two\n  freezegate check --run gate/run.json --base origin/main --proof gate/proof.json"
+    after_help = concat!(
+        "Examples:\n  freezegate prove --base origin/main -j 2\n  freezegate prove --all --budget 600 --output gate/proof.json\n  freezegate prove --base origin/main --shard 1/2   # one CI matrix job of two\n  freezegate check --run gate/run.json --base origin/main --proof gate/proof.json\n\nDocumentation: ",
+        crate::docs_url!("proving/")
+    )
 )]
 pub struct ProveArgs {
     /// The freeze ledger (default: `ledger` in config).
@@ -280,7 +292,7 @@ pub struct BaselineArgs {
 pub enum RulesFormat {
     Human,
     Json,
-    /// The decision table as Markdown (the README's rule table is this output).
+    /// The decision table as Markdown.
     Markdown,
 }
 
@@ -375,6 +387,18 @@ pub struct CompletionsArgs {
 pub struct RulesArgs {
     #[arg(long, value_enum, default_value_t = RulesFormat::Human)]
     pub format: RulesFormat,
+    /// Write the documentation site's page per rule and their index.md into DIR instead
+    /// (the shipped site's are `freezegate rules --pages docs/rules`).
+    #[arg(long, value_name = "DIR")]
+    pub pages: Option<PathBuf>,
+    /// The fixture cases the pages' examples come from.
+    #[arg(
+        long,
+        value_name = "DIR",
+        default_value = "policies/tests",
+        requires = "pages"
+    )]
+    pub cases: PathBuf,
 }
 
 #[derive(Debug, Args)]

@@ -1,7 +1,16 @@
 //! freezegate: a policy-as-code gate for test freezes.
 //!
 //! The data flows config → inputs → gate (engine → report) → commands; `stats` reads
-//! the same facts and the run history. See the README's "Architecture".
+//! the same facts and the run history. See the docs site's "Architecture" page.
+
+/// The documentation site's stable address of a page, as a literal: `docs_url!("ci/")`.
+/// `--help` texts and messages that point to documentation use it.
+#[macro_export]
+macro_rules! docs_url {
+    ($page:literal) => {
+        concat!("https://freezegate.github.io/freezegate/", $page)
+    };
+}
 
 pub mod brief;
 pub mod cli;

@@ -1,57 +1,10 @@
-//! The README cannot drift: its rule table is the pack's metadata, its org-rule example
-//! runs, and its main-job command (a replay of the demo's recordings) passes, and fails
-//! on the recorded patches it shows.
+//! The README cannot drift: its main-job command (a replay of the demo's recordings)
+//! passes, and fails on the recorded patches it shows. (The rule pages and the docs'
+//! runnable blocks: tests/docs_site.rs; the org-rule examples: tests/docs_policies.rs.)
 
 mod common;
 
-use common::World;
-
 const README: &str = include_str!("../README.md");
-
-fn between<'a>(text: &'a str, start: &str, end: &str) -> &'a str {
-    let from = text
-        .find(start)
-        .unwrap_or_else(|| panic!("README lacks {start}"));
-    let from = from + text[from..].find('\n').unwrap() + 1;
-    let to = text[from..]
-        .find(end)
-        .unwrap_or_else(|| panic!("README lacks {end}"))
-        + from;
-    &text[from..to]
-}
-
-#[test]
-fn readme_rule_table_matches_the_pack() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = common::freezegate(dir.path())
-        .args(["rules", "--format", "markdown"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let table = String::from_utf8(out.stdout).unwrap();
-    assert_eq!(
-        between(README, "<!-- rules-table", "<!-- /rules-table -->"),
-        table,
-        "README's rule table is stale: paste `freezegate rules --format markdown` between the markers"
-    );
-}
-
-#[test]
-fn readme_org_rule_example_runs() {
-    let block = between(README, "```rhai", "```");
-    let mut world = World::passing();
-    world.config = "policies = [\"builtin\", \"org\"]\n".into();
-    world
-        .files
-        .push(("org/example.rhai".into(), block.to_string()));
-    let verdict = world.run();
-    let v = verdict.one("ORG101");
-    assert_eq!(v["field"], "reason");
-    world
-        .entry_mut()
-        .insert("reason".into(), serde_json::json!("BILL-7 upstream change"));
-    assert!(world.run().codes().is_empty());
-}
 
 /// The README's replays of the demo, each as shown: `bash examples/pytest-demo/replay.sh
 /// ARGS`, with this build's binary. Their human output is snapshot-tested.

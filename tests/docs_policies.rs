@@ -18,8 +18,21 @@ struct Block {
 }
 
 impl Block {
+    /// The block's `title="..."` (what the site shows above it): a file name, or
+    /// `fragment`.
+    fn title(&self) -> Option<&str> {
+        self.attrs.iter().find_map(|a| {
+            a.strip_prefix("title=\"")
+                .and_then(|rest| rest.strip_suffix('"'))
+        })
+    }
+
     fn file(&self) -> Option<&str> {
-        self.attrs.iter().find_map(|a| a.strip_prefix("file="))
+        self.title().filter(|t| *t != "fragment")
+    }
+
+    fn is_fragment(&self) -> bool {
+        self.title() == Some("fragment")
     }
 
     fn is_policy(&self) -> bool {
@@ -136,10 +149,10 @@ fn every_rhai_block_is_a_policy_a_fragment_or_a_module() {
     let all = rhai_blocks();
     assert!(all.len() >= 10, "only {} rhai blocks", all.len());
     for block in &all {
-        let fragment = block.attrs.iter().any(|a| a == "fragment");
+        let fragment = block.is_fragment();
         assert!(
             block.is_policy() || fragment || block.file().is_some(),
-            "docs/policies.md:{}: a rhai block without RULES must be marked `fragment` or name its `file=`",
+            "docs/policies.md:{}: a rhai block without RULES must be titled `title=\"fragment\"` or name its file (`title=\"org-policies/x.rhai\"`)",
             block.line
         );
         assert!(
@@ -163,7 +176,7 @@ fn every_policy_block_loads_and_runs() {
 fn every_fragment_runs_inside_a_policy() {
     let fragments: Vec<Block> = rhai_blocks()
         .into_iter()
-        .filter(|b| b.attrs.iter().any(|a| a == "fragment"))
+        .filter(Block::is_fragment)
         .collect();
     assert!(fragments.len() >= 5);
     for block in fragments {
@@ -187,7 +200,7 @@ fn a_broken_fragment_would_be_noticed() {
     assert!(result.is_err());
 }
 
-/// The tutorial's files, written where their `file=` says.
+/// The tutorial's files, written where their titles say.
 fn tutorial_project() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let files: Vec<Block> = blocks()

@@ -131,17 +131,18 @@ fn yaml(path: &str) -> Value {
         .unwrap_or_else(|e| panic!("{path} is not valid YAML: {e}"))
 }
 
-/// The README's ```yaml block that contains `needle`, parsed.
-fn readme_yaml(needle: &str) -> Value {
-    let readme = fs::read_to_string(root().join("README.md")).unwrap();
-    let block = readme
+/// The ```yaml block of a Markdown file (the README, a docs page) that contains
+/// `needle`, parsed.
+fn markdown_yaml(file: &str, needle: &str) -> Value {
+    let text = fs::read_to_string(root().join(file)).unwrap();
+    let block = text
         .split("```yaml\n")
         .skip(1)
         .map(|rest| &rest[..rest.find("```").expect("a closed code block")])
         .find(|block| block.contains(needle))
-        .unwrap_or_else(|| panic!("README.md has no ```yaml block with `{needle}`"));
+        .unwrap_or_else(|| panic!("{file} has no ```yaml block with `{needle}`"));
     serde_saphyr::from_str::<Value>(block)
-        .unwrap_or_else(|e| panic!("README's block with `{needle}` is not valid YAML: {e}"))
+        .unwrap_or_else(|e| panic!("{file}'s block with `{needle}` is not valid YAML: {e}"))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -676,10 +677,10 @@ fn pre_commit_hook_runs_for_real_and_blocks_an_expired_freeze() {
     let repo = work.path().join("repo");
     fs::create_dir(&repo).unwrap();
     git(&repo, &["init", "-q", "-b", "main"]);
-    // The user's config is the README's snippet, as printed: the hook as published, with
+    // The user's config is the CI page's snippet, as printed: the hook as published, with
     // the wheel pinned (`additional_dependencies: [freezegate==VERSION]`), resolved here
     // from the wheel just built, without network.
-    let config = readme_yaml("repo: local");
+    let config = markdown_yaml("docs/ci.md", "repo: local");
     let local = &config["repos"][0]["hooks"][0];
     for key in [
         "id",
@@ -693,7 +694,7 @@ fn pre_commit_hook_runs_for_real_and_blocks_an_expired_freeze() {
     ] {
         assert_eq!(
             local[key], hook[key],
-            "README's hook and .pre-commit-hooks.yaml differ in {key}"
+            "docs/ci.md's hook and .pre-commit-hooks.yaml differ in {key}"
         );
     }
     assert_eq!(
@@ -1011,7 +1012,7 @@ fn example_workflow_uses_the_action() {
 
 #[test]
 fn readme_workflow_snippet_uses_declared_inputs() {
-    let workflow = readme_yaml("freezegate/freezegate@v");
+    let workflow = markdown_yaml("README.md", "freezegate/freezegate@v");
     let action = yaml("action.yml");
     let steps = workflow["jobs"]["gate"]["steps"].as_array().unwrap();
     let step = steps

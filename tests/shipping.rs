@@ -164,7 +164,7 @@ fn zizmor_refuses_what_the_shipped_files_fixed() {
 // ---------------------------------------------------------------------------------------
 // The release workflow.
 
-/// The wheels the README's platform table promises: (matrix name, Rust target, manylinux).
+/// The wheels the platform table of docs/getting-started.md promises: (matrix name, Rust target, manylinux).
 const PLATFORMS: [(&str, &str, &str); 7] = [
     ("linux-x86_64", "x86_64-unknown-linux-gnu", "2_17"),
     ("linux-aarch64", "aarch64-unknown-linux-gnu", "2_17"),
@@ -296,9 +296,33 @@ fn release_workflow_builds_smoke_tests_and_publishes_every_platform() {
     assert!(steps.contains("sha256sum"), "{steps}");
     assert!(steps.contains("gh release create"), "{steps}");
 
-    // Only these two jobs hold more than read access.
+    // The documentation site: built strictly by .ci/docs after the release, published
+    // to GitHub Pages from its environment.
+    let docs = &jobs["docs"];
+    assert_eq!(docs["needs"], "github-release");
+    let steps = steps_text(docs);
+    assert!(steps.contains("bash .ci/docs"), "{steps}");
+    assert!(
+        steps.contains("actions/upload-pages-artifact@") && steps.contains("target/site"),
+        "{steps}"
+    );
+    let pages = &jobs["pages"];
+    assert_eq!(pages["needs"], "docs");
+    assert_eq!(
+        pages["permissions"],
+        serde_json::json!({"pages": "write", "id-token": "write"})
+    );
+    assert_eq!(pages["environment"]["name"], "github-pages");
+    assert!(steps_text(pages).contains("actions/deploy-pages@"));
+    let mkdocs = fs::read_to_string(root().join("mkdocs.yml")).unwrap();
+    assert!(
+        mkdocs.contains("site_url: https://freezegate.github.io/freezegate/"),
+        "the site is published where messages and --help point"
+    );
+
+    // Only these jobs hold more than read access.
     for (name, job) in jobs.as_object().unwrap() {
-        if name != "pypi" && name != "github-release" {
+        if !["pypi", "github-release", "pages"].contains(&name.as_str()) {
             assert_eq!(
                 job["permissions"],
                 serde_json::json!({"contents": "read"}),
@@ -323,11 +347,13 @@ fn ci_workflow_runs_ci_run_on_pull_requests_and_pushes() {
 // One version.
 
 /// The files that name freezegate's version, relative to the repository root.
-const VERSIONED: [&str; 8] = [
+const VERSIONED: [&str; 10] = [
     "Cargo.toml",
     "Cargo.lock",
     "pyproject.toml",
     "README.md",
+    "docs/getting-started.md",
+    "docs/ci.md",
     "action.yml",
     "CHANGELOG.md",
     ".pre-commit-hooks.yaml",
@@ -397,6 +423,8 @@ fn version_disagreements(root: &Path) -> Vec<String> {
     // `rev: vX` (placeholders such as `freezegate==<version>` are not versions).
     for file in [
         "README.md",
+        "docs/getting-started.md",
+        "docs/ci.md",
         "action.yml",
         ".pre-commit-hooks.yaml",
         "examples/ci/freezegate.yml",
@@ -415,14 +443,13 @@ fn version_disagreements(root: &Path) -> Vec<String> {
             }
         }
     }
-    let readme = read("README.md");
-    for needle in [
-        format!("freezegate=={version}"),
-        format!("freezegate/freezegate@v{version}"),
-        format!("rev: v{version}"),
+    for (file, needle) in [
+        ("README.md", format!("freezegate=={version}")),
+        ("README.md", format!("freezegate/freezegate@v{version}")),
+        ("docs/ci.md", format!("rev: v{version}")),
     ] {
-        if !readme.contains(&needle) {
-            wrong.push(format!("README.md: no `{needle}`"));
+        if !read(file).contains(&needle) {
+            wrong.push(format!("{file}: no `{needle}`"));
         }
     }
     wrong
@@ -473,7 +500,7 @@ fn version_check_names_the_one_file_that_disagrees() {
             format!("freezegate=={other}"),
         ),
         (
-            "README.md",
+            "docs/ci.md",
             format!("rev: v{version}"),
             format!("rev: v{other}"),
         ),

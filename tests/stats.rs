@@ -748,13 +748,13 @@ fn stats_on_the_example_repository() {
     assert!(md.contains("    bar [0, 1, 0, 0, 0]\n"), "{md}");
 }
 
-/// The README's "Weekly numbers" commands run as shown and print the output it shows.
+/// The docs' "Weekly numbers" commands run as shown and print the output it shows.
 #[test]
-fn the_readme_weekly_numbers_section_is_what_stats_prints() {
-    let readme = include_str!("../README.md");
-    let section = &readme[readme
-        .find("## Weekly numbers")
-        .expect("README has a Weekly numbers section")..];
+fn the_weekly_numbers_page_is_what_stats_prints() {
+    let page = include_str!("../docs/weekly-numbers.md");
+    let section = &page[page
+        .find("# Weekly numbers")
+        .expect("docs/weekly-numbers.md has its title")..];
     let tmp = tempfile::tempdir().unwrap();
     let history = tmp.path().join("history.jsonl");
     let command = |name: &str| -> Vec<String> {

@@ -6,6 +6,7 @@ pub mod check;
 pub mod freeze;
 pub mod init;
 pub mod prove;
+pub mod rule_pages;
 pub mod rules;
 pub mod run;
 pub mod skips;

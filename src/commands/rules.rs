@@ -9,6 +9,9 @@ use crate::error::GateError;
 use crate::gate::Gate;
 
 pub fn list(cwd: &Path, config_path: Option<&Path>, args: &RulesArgs) -> Result<u8, GateError> {
+    if let Some(dir) = &args.pages {
+        return crate::commands::rule_pages::write(cwd, config_path, dir, &args.cases);
+    }
     let gate = Gate::load(cwd, config_path)?;
     let selection = Selection::new(&gate.pack, &gate.config, &[], &[])
         .unwrap_or_else(|_| Selection::all(&gate.pack));
@@ -115,6 +118,12 @@ pub fn explain(cwd: &Path, config_path: Option<&Path>, code: &str) -> Result<u8,
         println!("Needs: {}", crate::words::join_and(&flags));
     }
     println!("Policy: {}", rule.policy);
+    if rule.is_builtin() {
+        println!(
+            "Docs: {}",
+            crate::commands::rule_pages::rule_url(&rule.code)
+        );
+    }
     println!();
     println!("How to clear it: {}", rule.help);
     Ok(EXIT_PASS)

@@ -22,6 +22,9 @@ use crate::gate::{self, Gate};
 use crate::report::{human, Report, Violation};
 use crate::source::{Source, SourceFile};
 
+/// Where the site documents the fixture format.
+const FIXTURE_DOCS: &str = crate::docs_url!("policies/#fixture-format-freezegate-test");
+
 /// The expectation file of a case.
 pub const CASE_FILE: &str = "case.toml";
 /// The config file a case (or any folder above it in the suite) may hold.
@@ -201,11 +204,11 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &TestArgs) -> Result<u8
         let (what, help) = match root.exists() {
             false => (
                 "does not exist",
-                format!("`freezegate init --pack` copies the default pack's cases there; a case is a folder with a {CASE_FILE} and its input files (see docs/policies.md)"),
+                format!("`freezegate init --pack` copies the default pack's cases there; a case is a folder with a {CASE_FILE} and its input files (see {FIXTURE_DOCS})"),
             ),
             true => (
                 "is not a directory",
-                format!("give the folder of cases; a case is a folder with a {CASE_FILE} and its input files (see docs/policies.md)"),
+                format!("give the folder of cases; a case is a folder with a {CASE_FILE} and its input files (see {FIXTURE_DOCS})"),
             ),
         };
         return Err(GateError::new(&root_name, what).with_help(help));
@@ -358,31 +361,10 @@ fn run_case(
             .filter(|r| r.policy != crate::engine::policy::CORE_POLICY)
             .map(|r| r.code.clone()),
     );
-    let mut facts = match gate::gather(case_dir, &gate.config, &args.facts) {
-        Ok(facts) => facts,
-        Err(err) => return Outcome::Broken(err),
+    let report = match evaluate(cwd, case_dir, &case, &gate, &selection, &args) {
+        Ok(report) => report,
+        Err(outcome) => return outcome,
     };
-    // A case's target branch is what it says, never the checkout's.
-    facts.target_branch = case.target_branch.clone();
-    let mut report = match gate::judge(&gate, &facts, &selection) {
-        Ok((_, report)) => report,
-        Err(err) => {
-            let rendered = human::render_error(&err, false);
-            let mut lines = vec!["the policies failed to run on this case:".to_string()];
-            lines.extend(rendered.lines().map(str::to_string));
-            return Outcome::Failed(lines);
-        }
-    };
-    report.deny_warnings = case.deny_warnings;
-    // Files are named from the working directory, like every path the user gave.
-    for v in &mut report.violations {
-        if let Some(file) = &mut v.file {
-            let path = case_dir.join(&*file);
-            if path.is_file() {
-                *file = display_path(&normalize(&path), cwd);
-            }
-        }
-    }
     coverage
         .fired
         .extend(case.expect.iter().map(|e| e.code.clone()));
@@ -407,6 +389,103 @@ fn run_case(
         all.extend(lines);
         Outcome::Failed(all)
     }
+}
+
+/// The report `check` would give on a case's inputs.
+fn evaluate(
+    cwd: &Path,
+    case_dir: &Path,
+    case: &CaseFile,
+    gate: &Gate,
+    selection: &Selection,
+    args: &CheckArgs,
+) -> Result<Report, Outcome> {
+    let mut facts = gate::gather(case_dir, &gate.config, &args.facts).map_err(Outcome::Broken)?;
+    // A case's target branch is what it says, never the checkout's.
+    facts.target_branch = case.target_branch.clone();
+    let mut report = match gate::judge(gate, &facts, selection) {
+        Ok((_, report)) => report,
+        Err(err) => {
+            let rendered = human::render_error(&err, false);
+            let mut lines = vec!["the policies failed to run on this case:".to_string()];
+            lines.extend(rendered.lines().map(str::to_string));
+            return Err(Outcome::Failed(lines));
+        }
+    };
+    report.deny_warnings = case.deny_warnings;
+    // Files are named from the working directory, like every path the user gave, in the
+    // report and in the snippet a diagnostic shows.
+    for v in &mut report.violations {
+        if let Some(file) = &mut v.file {
+            let path = case_dir.join(&*file);
+            if path.is_file() {
+                *file = display_path(&normalize(&path), cwd);
+                if let Some((source, _)) = &mut v.location {
+                    *source = SourceFile::new(file.clone(), &source.path, source.text.clone());
+                }
+            }
+        }
+    }
+    Ok(report)
+}
+
+/// An example of a rule's output: the violation the first fixture case (in folder order)
+/// that expects the rule reports, with the case's folder (named from `cwd`) and its
+/// description.
+pub struct Example {
+    pub case: String,
+    pub description: Option<String>,
+    pub violation: Violation,
+}
+
+/// For each rule code some case under `root` expects, its [`Example`]. A case that cannot
+/// be read or run gives none (`freezegate test` reports it).
+pub fn examples(cwd: &Path, root: &Path) -> std::collections::BTreeMap<String, Example> {
+    let mut found = std::collections::BTreeMap::new();
+    let mut cases = Vec::new();
+    if find_cases(root, &mut cases).is_err() {
+        return found;
+    }
+    cases.sort();
+    for case_dir in &cases {
+        let name = display_path(case_dir, cwd);
+        let Ok(prepared) = prepare(cwd, root, case_dir, &name, None) else {
+            continue;
+        };
+        let wanted: BTreeSet<&str> = prepared
+            .case
+            .expect
+            .iter()
+            .map(|e| e.code.as_str())
+            .filter(|code| !found.contains_key(*code))
+            .collect();
+        if wanted.is_empty() {
+            continue;
+        }
+        let Ok(report) = evaluate(
+            cwd,
+            case_dir,
+            &prepared.case,
+            &prepared.gate,
+            &prepared.selection,
+            &prepared.args,
+        ) else {
+            continue;
+        };
+        for code in wanted {
+            if let Some(violation) = report.violations.iter().find(|v| v.code == code) {
+                found.insert(
+                    code.to_string(),
+                    Example {
+                        case: name.clone(),
+                        description: prepared.case.description.clone(),
+                        violation: violation.clone(),
+                    },
+                );
+            }
+        }
+    }
+    found
 }
 
 /// The expected-vs-got differences of one case (empty when it passes).
@@ -527,11 +606,11 @@ fn prepare(
             Some(span) => err.at(&case_source, span, "here"),
             None => err,
         };
-        err.with_help("see the fixture format in docs/policies.md")
+        err.with_help(format!("see the fixture format: {FIXTURE_DOCS}"))
     })?;
     let case_err = |message: String| {
         GateError::new(&case_source.name, message)
-            .with_help("see the fixture format in docs/policies.md")
+            .with_help(format!("see the fixture format: {FIXTURE_DOCS}"))
     };
     for omitted in &case.omit {
         if !case_inputs().any(|(input, _, _)| input == omitted && input != "ledger") {

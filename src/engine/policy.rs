@@ -69,6 +69,14 @@ pub struct RuleMeta {
     pub needs: Option<Vec<String>>,
 }
 
+impl RuleMeta {
+    /// A rule of the core or the embedded pack (with a doc and a page on the site), not
+    /// an org rule.
+    pub fn is_builtin(&self) -> bool {
+        self.policy == CORE_POLICY || self.policy.starts_with("builtin:")
+    }
+}
+
 /// The rule the core itself reports when a script needs an input that was not given.
 pub fn input_missing_rule() -> RuleMeta {
     RuleMeta {
@@ -159,11 +167,10 @@ impl Pack {
         if let Some(doc) = &rule.doc {
             return Some(doc);
         }
-        let builtin = rule.policy == CORE_POLICY || rule.policy.starts_with("builtin:");
         let file = format!("{}.md", rule.code);
         PACK_DOCS
             .iter()
-            .find(|(name, _)| builtin && *name == file)
+            .find(|(name, _)| rule.is_builtin() && *name == file)
             .map(|(_, text)| text.trim_end())
     }
 }

@@ -103,16 +103,7 @@ pub fn render_capped(report: &Report, colour: bool, max: usize) -> String {
         max.min(report.violations.len())
     };
     for violation in &report.violations[..shown] {
-        let diagnostic = ViolationDiagnostic {
-            violation,
-            source: violation
-                .location
-                .as_ref()
-                .filter(|(source, span)| source.snippet_fits_span(span))
-                .map(|(source, _)| source.clone()),
-        };
-        let _ = handler.render_report(&mut out, &diagnostic);
-        out.push('\n');
+        render_one(&handler, violation, &mut out);
     }
     let hidden = &report.violations[shown..];
     if !hidden.is_empty() {
@@ -142,6 +133,26 @@ pub fn render_capped(report: &Report, colour: bool, max: usize) -> String {
     out.push_str(&summary_line(report));
     out.push('\n');
     out
+}
+
+/// One violation as a diagnostic, as the report shows it (the rule pages' examples).
+pub fn render_violation(violation: &Violation, colour: bool) -> String {
+    let mut out = String::new();
+    render_one(&handler(colour), violation, &mut out);
+    out
+}
+
+fn render_one(handler: &GraphicalReportHandler, violation: &Violation, out: &mut String) {
+    let diagnostic = ViolationDiagnostic {
+        violation,
+        source: violation
+            .location
+            .as_ref()
+            .filter(|(source, span)| source.snippet_fits_span(span))
+            .map(|(source, _)| source.clone()),
+    };
+    let _ = handler.render_report(out, &diagnostic);
+    out.push('\n');
 }
 
 pub fn summary_line(report: &Report) -> String {

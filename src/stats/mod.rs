@@ -2,7 +2,7 @@
 //! ledger, the deposit rules' verdict on the given facts, and the run history; written as
 //! aligned tables, JSON (version 1) or Markdown with a Mermaid chart of freeze ages.
 //!
-//! Definitions (the README's "Weekly numbers" section states them for users):
+//! Definitions (docs/weekly-numbers.md states them for users):
 //! - An *open* freeze is any ledger entry. Its *age* is `today - opened` in days; entries
 //!   whose `opened` is not a real date or lies after today have no age and are left out
 //!   of the age figures (they are still open and counted everywhere else).

@@ -811,7 +811,11 @@ impl Runs {
     }
 }
 
-const HELP: &str = "write it with the freezegate pytest plugin: `pytest --freezegate` (see the README's \"pytest plugin\")";
+const HELP: &str = concat!(
+    "write it with the freezegate pytest plugin: `pytest --freezegate` (see ",
+    crate::docs_url!("pytest-plugin/"),
+    ")"
+);
 
 /// Which reader a record goes through.
 #[derive(Clone, Copy, PartialEq)]
