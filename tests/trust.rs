@@ -55,6 +55,16 @@ fn check(dir: &Path, world: &World, trusted: bool) -> common::Verdict {
     common::Verdict::from_output(world_args.run_in(dir, "json"))
 }
 
+/// What FZ501 said, in report order: the gate files the patch changed or added.
+fn fz501_messages(verdict: &common::Verdict) -> Vec<String> {
+    verdict
+        .violations()
+        .iter()
+        .filter(|v| v["code"] == "FZ501")
+        .map(|v| v["message"].as_str().unwrap().to_string())
+        .collect()
+}
+
 fn clone_world(world: &World) -> World {
     World {
         ledger: world.ledger.clone(),
@@ -169,12 +179,7 @@ fn a_shadowing_config_deeper_in_the_tree_is_noticed() {
         .output()
         .unwrap();
     let verdict = common::Verdict::from_output(out);
-    let named: Vec<String> = verdict
-        .violations()
-        .iter()
-        .filter(|v| v["code"] == "FZ501")
-        .map(|v| v["message"].as_str().unwrap().to_string())
-        .collect();
+    let named = fz501_messages(&verdict);
     assert_eq!(named.len(), 2, "{named:?}");
     assert!(
         named[0].contains("changes freezegate.toml")
@@ -201,12 +206,7 @@ fn a_config_file_the_patch_adds_beside_the_trusted_one_is_named() {
         "policies = [\"builtin\"]\n[rules]\nFZ301 = \"off\"\n",
     );
     let verdict = check(dir.path(), &world, true);
-    let named: Vec<String> = verdict
-        .violations()
-        .iter()
-        .filter(|v| v["code"] == "FZ501")
-        .map(|v| v["message"].as_str().unwrap().to_string())
-        .collect();
+    let named = fz501_messages(&verdict);
     assert_eq!(
         named,
         ["the patch adds .freezegate.toml; the config at main was used instead"],
