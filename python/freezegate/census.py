@@ -14,6 +14,7 @@ again when the session ends."""
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import sys
@@ -60,8 +61,10 @@ def under(path: str, roots: Iterable[str]) -> bool:
     return any(path == root or path.startswith(root + os.sep) for root in roots)
 
 
+@functools.lru_cache(maxsize=None)
 def installed_roots() -> Tuple[str, ...]:
-    """Where this interpreter installs packages and keeps its standard library."""
+    """Where this interpreter installs packages and keeps its standard library (asked
+    once: the census, the tool report and every hook's skip place read it)."""
     paths = sysconfig.get_paths()
     roots = {paths.get(name) for name in ("purelib", "platlib", "stdlib", "platstdlib")}
     return tuple(sorted(os.path.realpath(root) for root in roots if root))

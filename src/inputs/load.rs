@@ -288,22 +288,16 @@ pub fn tampering(cx: &Context, loaded: &Loaded) -> Option<Load<Vec<Finding>>> {
         let Some(hunks) = hunks.get() else {
             return Ok(None);
         };
+        // The collected tests' files, each once, then as repository paths.
         let files: rustc_hash::FxHashSet<&str> = collected
             .get()
             .map(|ids| ids.iter().map(ids::file_of).collect())
             .unwrap_or_default();
-        let in_repo = |file: &str| match pytest_root.as_str() {
-            "" => file.to_string(),
-            root => format!("{root}/{file}"),
-        };
-        let dirs = tamper::test_dirs(
-            files
-                .iter()
-                .map(|file| in_repo(file))
-                .collect::<Vec<_>>()
-                .iter()
-                .map(String::as_str),
-        );
+        let files: Vec<String> = files
+            .into_iter()
+            .map(|file| ids::repo_file(&pytest_root, file))
+            .collect();
+        let dirs = tamper::test_dirs(files.iter().map(String::as_str));
         // Diagnostics name suite files relative to pytest's rootdir.
         let mut findings = tamper::scan(hunks, &dirs);
         if !pytest_root.is_empty() {
