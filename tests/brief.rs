@@ -50,7 +50,7 @@ const LEDGER: &str = r#"{"schema": 1, "freezes": [{"test_id": "tests/test_invent
 
 const FROZEN: &str = "tests/test_inventory.py::test_reserve_takes_qty";
 
-const PROOF: &str = r#"{"version": 1, "kind": "freezegate proof record", "commit": null, "dirty": false,
+const PROOF: &str = r#"{"version": 2, "kind": "freezegate proof record", "commit": null, "dirty": false,
  "ledger": "gate/freeze_ledger.json", "ledger_sha256": "0", "engine": {"name": "mutmut", "version": "3.8.1"},
  "complete": true, "shard": null,
  "freezes": [{"test_id": "tests/test_inventory.py::test_reserve_takes_qty",

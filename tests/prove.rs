@@ -291,11 +291,31 @@ fn hollow_deposits_fail_fz210_naming_a_surviving_mutant() {
             checked >= 3,
             "{name}: the frozen test checks {checked}: {freeze}"
         );
+        // `stock - qty` turned `stock + qty` is caught by test_reserve_one too: shared,
+        // not the frozen test's to deposit; `return 0` turned `return 1` only it checks.
+        let mutation = |m: &Value, text: &str| m["mutation"].as_str().unwrap().contains(text);
+        let mutants = freeze["mutants"].as_array().unwrap();
+        let plus = mutants
+            .iter()
+            .find(|m| mutation(m, "+ return stock + qty"))
+            .unwrap_or_else(|| panic!("{name}: no `stock + qty` mutant: {freeze}"));
+        assert_eq!(plus["killed_by_others"], true, "{name}: {plus}");
+        let one = mutants
+            .iter()
+            .find(|m| mutation(m, "+ return 1"))
+            .unwrap_or_else(|| panic!("{name}: no `return 1` mutant: {freeze}"));
+        assert_eq!(one["killed_by_others"], false, "{name}: {one}");
+        assert!(freeze["others"].as_u64().unwrap() >= 4, "{name}: {freeze}");
         let (code, report) = check(dir.path(), &["gate/proof.json"]);
         assert_eq!(code, 1, "{name}: {report}");
         assert_eq!(codes(&report), ["FZ210"], "{name}: {report}");
         let message = message(&report, "FZ210");
         assert_contains(&message, "a bug they let through: inventory.py:");
+        assert_contains(&message, "(- return 0 + return 1)");
+        assert!(
+            !message.contains("stock + qty"),
+            "{name}: a kill other tests share is no survivor of the deposit: {message}"
+        );
         assert_contains(&message, "(- ");
         assert_eq!(
             report["violations"][0]["field"], "compensating_property",
@@ -319,6 +339,64 @@ fn hollow_deposits_fail_fz210_naming_a_surviving_mutant() {
             insta::assert_snapshot!("fz210_human", text(&out.stdout));
         }
     }
+}
+
+/// A frozen test each of whose kills another test of the suite kills too takes no
+/// coverage away: a deposit that asserts nothing passes the proof, and `prove` and
+/// `check` say why.
+#[test]
+fn a_frozen_test_whose_kills_other_tests_share_withdraws_nothing() {
+    let dir = project(
+        ASSERTS_NOTHING,
+        "tests/test_inventory.py::test_reserve_keeps_rest",
+    );
+    let summary = proved(dir.path(), &[]);
+    assert_contains(&summary, "it withdraws no coverage, any deposit passes");
+    let proof = record(dir.path(), "gate/proof.json");
+    let freeze = &proof["freezes"][0];
+    let killed: Vec<&Value> = freeze["mutants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["killed_by_frozen"] == true)
+        .collect();
+    assert!(!killed.is_empty(), "{freeze}");
+    assert!(
+        killed.iter().all(|m| m["killed_by_others"] == true),
+        "{freeze}"
+    );
+    let (code, report) = check(dir.path(), &["gate/proof.json"]);
+    assert_eq!(code, 0, "{report}");
+    assert!(codes(&report).is_empty(), "{report}");
+    let notes = report["notes"].to_string();
+    assert_contains(
+        &notes,
+        "tests/test_inventory.py::test_reserve_keeps_rest withdraws no coverage",
+    );
+}
+
+/// A proof record of an older freezegate (version 1) does not say which kills are
+/// unique: it is refused at its version, with the command that writes it again.
+#[test]
+fn an_older_proof_record_is_refused_with_the_command_that_rewrites_it() {
+    let dir = project(EXACT, FROZEN);
+    write(
+        dir.path(),
+        "gate/proof.json",
+        "{\"kind\": \"freezegate proof record\",\n\"version\": 1}\n",
+    );
+    let mut command = common::freezegate(dir.path());
+    let out = hermetic(&mut command)
+        .args(["check", "--select", "FZ210", "--today", "2026-11-30"])
+        .args(["--proof", "gate/proof.json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert_contains(&stderr, "gate/proof.json");
+    assert_contains(&stderr, "older freezegate (version 1)");
+    assert_contains(&stderr, ":2:");
+    assert_contains(&stderr, "freezegate prove");
 }
 
 /// The exact property kills what the frozen test kills: the proof passes, and the
@@ -495,7 +573,7 @@ fn a_malformed_proof_record_is_exit_2_with_file_line_and_value() {
     write(
         dir.path(),
         "gate/proof.json",
-        "{\"version\": 1, \"kind\": \"freezegate proof record\",\n\"commit\": null,\n\"dirty\": \"maybe\"}\n",
+        "{\"version\": 2, \"kind\": \"freezegate proof record\",\n\"commit\": null,\n\"dirty\": \"maybe\"}\n",
     );
     let mut command = common::freezegate(dir.path());
     let out = hermetic(&mut command)

@@ -1,6 +1,8 @@
-//! The proof record (`gate/proof.json`, version 1) that `freezegate prove` writes: for
+//! The proof record (`gate/proof.json`, version 2) that `freezegate prove` writes: for
 //! each freeze, the mutants of the code the frozen test guards, which of them the frozen
-//! test kills and which the compensating properties kill, tied to its commit and ledger.
+//! test kills, which of those the rest of the suite kills too (what is left is the
+//! frozen test's *unique* coverage, what its freeze takes away) and which the
+//! compensating properties kill, tied to its commit and ledger.
 //! Shards (one record each) merge: a freeze is proven once the union of its mutants over
 //! every record is all the mutants at stake.
 
@@ -16,7 +18,9 @@ use crate::source::Source;
 #[cfg(test)]
 use crate::source::SourceFile;
 
-pub const VERSION: i64 = 1;
+pub const VERSION: i64 = 2;
+/// Records before version 2 do not say which kills the rest of the suite shares.
+const OLDER: &str = "1";
 /// The `kind` every proof record carries, so another JSON file is never read as one.
 pub const KIND: &str = "freezegate proof record";
 
@@ -59,6 +63,11 @@ pub struct FreezeProof {
     pub mutants_total: u64,
     /// Why this record did not finish the freeze (`budget`, `max-mutants`), if it did not.
     pub incomplete: Option<String>,
+    /// How many other tests of the suite (not frozen, not a deposit, passing on the
+    /// unmutated code) ran the code at stake in their call phase: those the frozen
+    /// test's kills were tried on.
+    #[serde(default)]
+    pub others: u64,
     pub mutants: Vec<Mutant>,
 }
 
@@ -88,6 +97,11 @@ pub struct Mutant {
     /// not by crashing; `None` when unknown (its clean run failed, or an older record).
     #[serde(default)]
     pub checked_by_frozen: Option<bool>,
+    /// Whether another test of the suite (one that runs its function in its call
+    /// phase; not frozen, not a deposit) fails on it; `None` when not asked (the frozen
+    /// test does not kill it, or its kills are unknown).
+    #[serde(default)]
+    pub killed_by_others: Option<bool>,
     /// The compensating properties that fail on it.
     pub killed_by: Vec<String>,
     /// Those of them that failed on a check (an assert, `pytest.raises`), not by
@@ -122,9 +136,13 @@ impl Mutant {
 /// What a deposit is judged on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Basis {
-    /// The mutants the frozen test kills by a check (its crash-only kills not counted).
+    /// The mutants only the frozen test kills, by a check (its crash-only kills not
+    /// counted).
     Checked,
-    /// The mutants the frozen test kills, each only by crashing: it checks none.
+    /// The frozen test kills mutants, but another test of the suite kills each of
+    /// them too: its freeze withdraws no coverage, any deposit will do.
+    Shared,
+    /// The mutants only the frozen test kills, each only by crashing: it checks none.
     Crashed,
     /// Every mutant at stake: the frozen test fails alone on the unmutated code.
     Stake,
@@ -138,6 +156,10 @@ pub enum Basis {
 pub struct Judgement<'a> {
     pub basis: Basis,
     pub judged: usize,
+    /// The frozen test's kills no other test of the suite kills (its unique coverage).
+    pub unique: usize,
+    /// The frozen test's kills another test kills too (not judged).
+    pub shared: usize,
     /// The frozen test's kills by a crash only, left out (basis `Checked`).
     pub frozen_crashed: usize,
     pub caught: usize,
@@ -148,6 +170,7 @@ pub struct Judgement<'a> {
 impl<'a> Judgement<'a> {
     pub fn of(frozen_clean: &str, mutants: impl IntoIterator<Item = &'a Mutant>) -> Judgement<'a> {
         let mutants: Vec<&Mutant> = mutants.into_iter().collect();
+        let (mut unique, mut shared) = (0, 0);
         let (basis, judged, frozen_crashed): (Basis, Vec<&Mutant>, usize) =
             if frozen_clean != "passed" {
                 (Basis::Stake, mutants, 0)
@@ -156,23 +179,32 @@ impl<'a> Judgement<'a> {
                     .into_iter()
                     .filter(|m| m.killed_by_frozen == Some(true))
                     .collect();
-                let checked: Vec<&Mutant> = killed
+                // Not asked (a budget cut): counted as unique, never as shared.
+                let only: Vec<&Mutant> = killed
+                    .iter()
+                    .copied()
+                    .filter(|m| m.killed_by_others != Some(true))
+                    .collect();
+                (unique, shared) = (only.len(), killed.len() - only.len());
+                let checked: Vec<&Mutant> = only
                     .iter()
                     .copied()
                     .filter(|m| m.checked_by_frozen != Some(false))
                     .collect();
-                match checked.is_empty() {
-                    true => (Basis::Crashed, killed, 0),
-                    false => (
-                        Basis::Checked,
-                        checked.clone(),
-                        killed.len() - checked.len(),
-                    ),
+                if only.is_empty() && !killed.is_empty() {
+                    (Basis::Shared, Vec::new(), 0)
+                } else if checked.is_empty() {
+                    (Basis::Crashed, only, 0)
+                } else {
+                    let crashed = only.len() - checked.len();
+                    (Basis::Checked, checked, crashed)
                 }
             };
         Judgement {
             basis,
             judged: judged.len(),
+            unique,
+            shared,
             frozen_crashed,
             caught: judged.iter().filter(|m| m.caught()).count(),
             crashed_on: judged.iter().filter(|m| m.only_crashed_on()).count(),
@@ -317,6 +349,14 @@ pub fn parse(source: &Source) -> Result<ProofRecord, GateError> {
         }
     }
     if let Some(raw) = top.get("version") {
+        if raw.get() == OLDER {
+            return Err(GateError::new(
+                &source.name,
+                "is a proof record of an older freezegate (version 1): it does not say which of the frozen test's kills the rest of the suite shares, which is what a freeze is judged on now",
+            )
+            .at(source, span_of(raw), "version 1")
+            .with_help("write it again with `freezegate prove` (the same options; the record is rewritten in place)"));
+        }
         if raw.get() != VERSION.to_string() {
             return Err(GateError::new(
                 &source.name,
@@ -349,6 +389,10 @@ fn mutant_value(m: &Mutant) -> Dynamic {
     );
     let by: rhai::Array = m.killed_by.iter().map(|p| p.clone().into()).collect();
     map.insert("killed_by".into(), Dynamic::from_array(by));
+    map.insert(
+        "killed_by_others".into(),
+        m.killed_by_others.map_or(Dynamic::UNIT, Dynamic::from),
+    );
     map.insert("caught".into(), m.caught().into());
     Dynamic::from_map(map)
 }
@@ -380,11 +424,14 @@ impl crate::engine::ScriptValue for Proofs {
             let mut judged = Map::new();
             let basis = match judgement.basis {
                 Basis::Checked => "checked",
+            Basis::Shared => "shared",
                 Basis::Crashed => "crashed",
                 Basis::Stake => "stake",
             };
             judged.insert("basis".into(), basis.into());
             judged.insert("judged".into(), (judgement.judged as i64).into());
+            judged.insert("unique".into(), (judgement.unique as i64).into());
+            judged.insert("also_killed".into(), (judgement.shared as i64).into());
             judged.insert(
                 "frozen_crashed".into(),
                 (judgement.frozen_crashed as i64).into(),
@@ -438,6 +485,7 @@ mod tests {
             mutation: "- a + b".into(),
             killed_by_frozen: frozen,
             checked_by_frozen: frozen,
+            killed_by_others: None,
             killed_by: if killed { by.clone() } else { Vec::new() },
             checked_by: checked.map(|c| if c && killed { by.clone() } else { Vec::new() }),
             duration_s: 0.0,

@@ -373,6 +373,11 @@ _recording = False
 _outside_call: dict[str, set[str]] = {}
 # What each test's call phase ran: node id -> file -> lines.
 _measured: dict[str, dict[str, set[int]]] = {}
+# Whether this run records which mutated functions each test's call phase runs (the
+# run of the rest of the suite, FREEZEGATE_PROVE_HITS=1), and those it saw, by test.
+_hitting = False
+_hits: dict[str, set[str]] = {}
+_current = ""
 
 
 def _set_mutant(name: str) -> None:
@@ -404,16 +409,23 @@ def _swap_hit_recorder(record) -> bool:
     return True
 
 
+def _recording_hits() -> bool:
+    return os.environ.get("FREEZEGATE_PROVE_HITS") == "1" and _swap_hit_recorder(
+        lambda name, caller=None: _hits.setdefault(_current, set()).add(name)
+    )
+
+
 def _outside_call_mode() -> str:
     return _MUTMUT_STATS if _recording else ""
 
 
 @_trylast
 def pytest_sessionstart(session):
-    global _recording
+    global _recording, _hitting
     if not os.environ.get("FREEZEGATE_PROVE_OUT"):
         return  # the warm-up's collection, in mutmut's stats mode
-    _recording = _recording_outside_call()
+    _hitting = _recording_hits()
+    _recording = not _hitting and _recording_outside_call()
     _set_mutant(_outside_call_mode())
 
 
@@ -444,9 +456,10 @@ def _stop_measuring(measure, nodeid: str) -> None:
 def _call_phase(item):
     """Around a test's call: its mutant active (code that runs at import or in fixtures
     runs unmutated), and its measurement when one is asked for."""
-    global _phase
+    global _phase, _current
     measure = _start_measuring()
-    _set_mutant(os.environ.get("FREEZEGATE_PROVE_MUTANT", ""))
+    _current = item.nodeid
+    _set_mutant(_MUTMUT_STATS if _hitting else os.environ.get("FREEZEGATE_PROVE_MUTANT", ""))
     _phase = "call"
     try:
         yield
@@ -469,6 +482,8 @@ def pytest_runtest_setup(item):
 def pytest_sessionfinish(session):
     if _recording:
         _record({"outside_call": {phase: sorted(names) for phase, names in _outside_call.items()}})
+    if _hitting:
+        _record({"hits": {nodeid: sorted(names) for nodeid, names in _hits.items()}})
     path = os.environ.get("FREEZEGATE_PROVE_MEASURE")
     if path:
         measured = {
@@ -558,10 +573,10 @@ def _warm_up(args: list[str]) -> dict:
     return {"status": status, "imported": sorted(hits) if known else None}
 
 
-def _pytest_in_child(args: list[str], mutant: str, out: str, log: str, record: bool) -> int:
+def _pytest_in_child(args: list[str], mutant: str, out: str, log: str, record: str) -> int:
     """Forks a child that runs `pytest.main(args)` with `mutant` active in each test's
-    call phase (recording which mutated functions run outside it when `record`); returns
-    its pid."""
+    call phase, recording (`record`) which mutated functions run outside it
+    (`outside_call`) or which each test's call phase runs (`hits`); returns its pid."""
     sys.stdout.flush()
     sys.stderr.flush()
     pid = os.fork()
@@ -577,7 +592,8 @@ def _pytest_in_child(args: list[str], mutant: str, out: str, log: str, record: b
         _redirect(log, stdin=True)
         os.environ["FREEZEGATE_PROVE_MUTANT"] = mutant
         os.environ["FREEZEGATE_PROVE_OUT"] = out
-        os.environ["FREEZEGATE_PROVE_RECORD"] = "1" if record else ""
+        os.environ["FREEZEGATE_PROVE_RECORD"] = "1" if record == "outside_call" else ""
+        os.environ["FREEZEGATE_PROVE_HITS"] = "1" if record == "hits" else ""
         import pytest
 
         code = int(pytest.main(args))
@@ -600,7 +616,7 @@ def serve() -> None:
     unmutated code, and replies {"status", "imported": the mutated functions that ran
     then}; then each {"mutant", "args", "out", "log", "limit", "record"} runs
     `pytest.main(args)` in a forked child with the mutant active in each test's call
-    phase (the import before the fork, unmutated, is the import every run sees), output
+    phase (`record`: "outside_call", "hits" or "", what the run records) (the import before the fork, unmutated, is the import every run sees), output
     to `log`, and replies {"status": EXIT or null when stopped at `limit` seconds}.
     mutmut's own fork server does the same (its `forkserver_warmup = collect`): a run
     pays for its tests, not for Python's and pytest's start. Where there is no fork,
@@ -623,7 +639,8 @@ def serve() -> None:
             import subprocess
 
             env = dict(os.environ, FREEZEGATE_PROVE_MUTANT=request["mutant"], FREEZEGATE_PROVE_OUT=request["out"],
-                       FREEZEGATE_PROVE_RECORD="1" if request["record"] else "")
+                       FREEZEGATE_PROVE_RECORD="1" if request["record"] == "outside_call" else "",
+                       FREEZEGATE_PROVE_HITS="1" if request["record"] == "hits" else "")
             with open(request["log"], "w", encoding="utf-8") as log:
                 try:
                     done = subprocess.run([sys.executable, __file__, "pytest", *request["args"]], env=env,

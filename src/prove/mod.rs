@@ -67,6 +67,9 @@ const TIMEOUT_FACTOR: u32 = 10;
 const MIN_TIMEOUT: Duration = Duration::from_secs(10);
 /// The unmutated runs (one under coverage) get this long.
 const CLEAN_TIMEOUT: Duration = Duration::from_secs(600);
+/// The run of the whole suite (once per freeze) gets this long, or what is left of the
+/// budget.
+const SUITE_TIMEOUT: Duration = Duration::from_secs(3600);
 
 /// The freezes to prove: every entry with `--all`, else those new or whose test or
 /// property changed against the base (every entry without a base).
@@ -132,6 +135,14 @@ pub fn prove(cwd: &Path, config: &Config, options: &Options) -> Result<Proven, G
         source: canonical(&config.repo_root),
         copy: canonical(&scratch.root),
     };
+    // Not "the rest of the suite": every frozen test and every deposit.
+    let left_out: Vec<String> = ledger
+        .entries
+        .iter()
+        .flat_map(|e| e.test_id().into_iter().chain(e.properties()))
+        .filter(|id| !id.is_empty())
+        .map(str::to_string)
+        .collect();
     let mut freezes = Vec::new();
     let mut timings = Vec::new();
     for entry in selected(&ledger, options.all) {
@@ -143,6 +154,7 @@ pub fn prove(cwd: &Path, config: &Config, options: &Options) -> Result<Proven, G
             &scratch,
             &pytest_root,
             coverage.as_ref(),
+            &left_out,
             options,
             deadline,
         )?;
@@ -239,6 +251,7 @@ fn prove_one(
     scratch: &scratch::Scratch,
     pytest_root: &str,
     coverage: Option<&Coverage>,
+    left_out: &[String],
     options: &Options,
     deadline: Option<Instant>,
 ) -> Result<(FreezeProof, Duration), GateError> {
@@ -252,6 +265,7 @@ fn prove_one(
         properties_clean: BTreeMap::new(),
         mutants_total: 0,
         incomplete: None,
+        others: 0,
         mutants: Vec::new(),
     };
     if deadline.is_some_and(|d| Instant::now() >= d) {
@@ -338,6 +352,7 @@ fn prove_one(
         made,
         runner,
         driver,
+        left_out,
         options,
         deadline,
         pytest_root,
@@ -348,11 +363,13 @@ fn prove_one(
     Ok((freeze, result?))
 }
 
+#[allow(clippy::too_many_arguments)]
 fn run_mutants(
     freeze: &mut FreezeProof,
     mut made: Vec<engine::Made>,
     runner: &Runner,
     driver: &Driver,
+    left_out: &[String],
     options: &Options,
     deadline: Option<Instant>,
     pytest_root: &str,
@@ -413,9 +430,10 @@ fn run_mutants(
             .extend(imported.iter().cloned());
     }
     let limit = (clean.duration * TIMEOUT_FACTOR).max(MIN_TIMEOUT);
-    let ids: Vec<String> = made.iter().map(|m| m.id.clone()).collect();
+    let runs: Vec<(String, Vec<String>)> =
+        made.iter().map(|m| (m.id.clone(), tests.clone())).collect();
     let bar = options.progress.then(|| {
-        let bar = indicatif::ProgressBar::new(ids.len() as u64);
+        let bar = indicatif::ProgressBar::new(runs.len() as u64);
         bar.set_style(
             indicatif::ProgressStyle::with_template(
                 "{prefix} [{bar:30}] {pos}/{len} mutants {elapsed}",
@@ -432,9 +450,8 @@ fn run_mutants(
         }
     };
     let begun = Instant::now();
-    let result = pool::run_all(runner, &mut servers, &ids, &tests, limit, deadline, &tick)?;
+    let result = pool::run_all(runner, &mut servers, &runs, limit, deadline, &tick)?;
     let took = begun.elapsed();
-    drop(servers);
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
@@ -459,6 +476,7 @@ fn run_mutants(
         freeze.mutants.push(Mutant {
             killed_by_frozen: frozen_known.then(|| failed(&freeze.test_id)),
             checked_by_frozen: frozen_known.then(|| checked(&freeze.test_id)),
+            killed_by_others: None,
             checked_by: Some(killed_by.iter().filter(|p| checked(p)).cloned().collect()),
             killed_by,
             duration_s: (run.duration.as_secs_f64() * 1000.0).round() / 1000.0,
@@ -470,7 +488,9 @@ fn run_mutants(
             unmutated_at,
         });
     }
-    if result.budget_hit {
+    let others_cut = !result.budget_hit
+        && killed_by_others(freeze, runner, &mut servers, left_out, limit, deadline)?;
+    if result.budget_hit || others_cut {
         let total = freeze.mutants.len();
         freeze.incomplete = Some(format!(
             "the budget ({} s) ran out after {total} mutants",
@@ -478,6 +498,65 @@ fn run_mutants(
         ));
     }
     Ok(took)
+}
+
+/// Which of the frozen test's kills the rest of the suite kills too (what is left is its
+/// unique coverage): the suite run once on the unmutated code, recording which tests run
+/// each mutated function in their call phase, then each mutant the frozen test kills
+/// run with those tests alone, the first kill ending the run (as mutmut's own runner
+/// does). The frozen tests, the deposits and the tests that fail on the unmutated code
+/// are not the rest of the suite. True when the budget ran out first.
+fn killed_by_others(
+    freeze: &mut FreezeProof,
+    runner: &Runner,
+    servers: &mut [ForkServer],
+    left_out: &[String],
+    limit: Duration,
+    deadline: Option<Instant>,
+) -> Result<bool, GateError> {
+    let killed: Vec<usize> = (0..freeze.mutants.len())
+        .filter(|i| freeze.mutants[*i].killed_by_frozen == Some(true))
+        .collect();
+    if killed.is_empty() {
+        return Ok(false);
+    }
+    let suite_limit = deadline.map_or(SUITE_TIMEOUT, |d| {
+        SUITE_TIMEOUT.min(d.saturating_duration_since(Instant::now()))
+    });
+    let suite = runner.run_suite(&mut servers[0], suite_limit)?;
+    let others: Vec<(&String, &Vec<String>)> = suite
+        .hits
+        .iter()
+        .filter(|(id, _)| suite.passed.contains(*id))
+        .filter(|(id, _)| !left_out.iter().any(|out| pool::covers(out, id)))
+        .collect();
+    freeze.others = others.len() as u64;
+    let mut runs = Vec::new();
+    let mut asked = Vec::new();
+    for i in killed {
+        let mutant = &mut freeze.mutants[i];
+        let tests: Vec<String> = others
+            .iter()
+            .filter(|(_, ran)| ran.iter().any(|f| is_mutant_of(&mutant.id, f)))
+            .map(|(id, _)| id.to_string())
+            .collect();
+        if tests.is_empty() {
+            mutant.killed_by_others = Some(false);
+        } else {
+            runs.push((mutant.id.clone(), tests));
+            asked.push(i);
+        }
+    }
+    let mut first_kill = runner.clone();
+    first_kill.extra.push("-x".into());
+    let limit = limit.max(suite.duration * 2);
+    let result = pool::run_all(&first_kill, servers, &runs, limit, deadline, &|| {})?;
+    for (i, run) in asked.into_iter().zip(result.runs) {
+        if let Some(run) = run {
+            freeze.mutants[i].killed_by_others = Some(run.verdicts.values().any(|v| v.kills()));
+        }
+    }
+    Ok(result.budget_hit)
 }
 
 /// Whether mutant `id` (`module.x_f__mutmut_3`) is a mutant of `function`

@@ -6,7 +6,7 @@
 //! each test's outcome is streamed to a file as it is known, so a run stopped at its
 //! time limit still says which test hung on the mutant.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -14,7 +14,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use super::engine::PLUGIN;
-use super::server::ForkServer;
+use super::server::{ForkServer, Record};
 use crate::error::GateError;
 
 /// The help of an error that stopped the tests of a freeze from running at all.
@@ -55,6 +55,7 @@ pub struct TestRun {
     pub outside_call: BTreeMap<String, Vec<String>>,
 }
 
+#[derive(Clone)]
 pub struct Runner {
     pub python: PathBuf,
     pub driver_dir: PathBuf,
@@ -74,7 +75,7 @@ pub struct Runner {
 
 /// Whether pytest reported `reported` for the requested id (a function id covers its
 /// parametrized cases, a class id its methods).
-fn covers(requested: &str, reported: &str) -> bool {
+pub fn covers(requested: &str, reported: &str) -> bool {
     reported == requested
         || reported
             .strip_prefix(requested)
@@ -181,11 +182,21 @@ impl Runner {
                     wait_for(child, limit)?
                 }
                 Via::Server(server) => {
-                    server.run(mutant, &self.pytest_args(&remaining, true), &out, limit)?
+                    let record = match mutant.is_empty() {
+                        true => Record::OutsideCall,
+                        false => Record::Nothing,
+                    };
+                    let args = self.pytest_args(&remaining, true);
+                    server.run(mutant, &args, &out, limit, record)?
                 }
             };
             output = text;
-            let (seen, running, outside) = read_outcomes(&out);
+            let Outcomes {
+                seen,
+                running,
+                outside,
+                ..
+            } = read_outcomes(&out);
             for (phase, functions) in outside {
                 outside_call.entry(phase).or_default().extend(functions);
             }
@@ -258,6 +269,60 @@ impl Runner {
     }
 }
 
+/// The rest of the suite on the unmutated code: which tests passed, and which mutated
+/// functions each test's call phase ran.
+pub struct SuiteRun {
+    pub passed: BTreeSet<String>,
+    /// Test id -> the mutated functions (`module.mangled_name`) its call phase ran.
+    pub hits: BTreeMap<String, Vec<String>>,
+    pub duration: Duration,
+}
+
+impl Runner {
+    /// Runs the whole suite (pytest's own `testpaths`, every freeze lifted) on the
+    /// unmutated code, recording which mutated functions each test's call phase runs:
+    /// the tests a mutant's other killers are looked for among.
+    pub fn run_suite(
+        &self,
+        server: &mut ForkServer,
+        limit: Duration,
+    ) -> Result<SuiteRun, GateError> {
+        let started = Instant::now();
+        let out = self.work.join("suite.jsonl");
+        let _ = std::fs::remove_file(&out);
+        let mut args = self.pytest_args(&[], true);
+        // No test named after `--`: the suite's own testpaths; a module that does not
+        // import does not stop the others.
+        args.pop();
+        args.push("--continue-on-collection-errors".into());
+        let (status, output, hung) = server.run("", &args, &out, limit, Record::Hits)?;
+        if hung || matches!(status, Some(2..=4)) {
+            return Err(GateError::usage(format!(
+                "prove: the rest of the suite {} (it is run once, to find the other tests that run the code at stake):\n{output}",
+                match status {
+                    None => format!("did not finish in {} s", limit.as_secs()),
+                    Some(s) => format!("did not run (pytest's exit status {s})"),
+                }
+            ))
+            .with_help("a freeze is judged by what only its test checks: the rest of the suite must run under `FREEZEGATE_PLUGIN_OFF=1 pytest` (a larger --budget gives it more time)"));
+        }
+        let outcomes = read_outcomes(&out);
+        let mut failed = BTreeSet::new();
+        let mut reported = BTreeSet::new();
+        for (id, verdict) in outcomes.seen {
+            if verdict != Verdict::Passed {
+                failed.insert(id.clone());
+            }
+            reported.insert(id);
+        }
+        Ok(SuiteRun {
+            passed: reported.difference(&failed).cloned().collect(),
+            hits: outcomes.hits,
+            duration: started.elapsed(),
+        })
+    }
+}
+
 /// Waits for a pytest process up to `limit`; (exit status, output, whether it was
 /// stopped at the limit).
 fn wait_for(
@@ -298,27 +363,43 @@ fn wait_for(
     Ok((status, text, hung))
 }
 
-/// What the plugin recorded of the mutated functions that ran outside the call phase.
-type OutsideCall = BTreeMap<String, Vec<String>>;
+/// What the driver streamed of one run.
+#[derive(Default)]
+struct Outcomes {
+    /// The verdict of each report.
+    seen: Vec<(String, Verdict)>,
+    /// The test that started last without a report (the one a hung run was in).
+    running: Option<String>,
+    /// (The unmutated run of a freeze's tests) the mutated functions that ran outside
+    /// the call phase, by phase.
+    outside: BTreeMap<String, Vec<String>>,
+    /// (The run of the suite) the mutated functions each test's call phase ran.
+    hits: BTreeMap<String, Vec<String>>,
+}
 
-/// The verdict of each reported test, the test that started last without a report
-/// (the one a hung run was in), and (an unmutated run) the mutated functions that ran
-/// outside the call phase.
-fn read_outcomes(path: &Path) -> (Vec<(String, Verdict)>, Option<String>, OutsideCall) {
+fn read_outcomes(path: &Path) -> Outcomes {
     let text = std::fs::read_to_string(path).unwrap_or_default();
-    let mut seen = Vec::new();
-    let mut running = None;
-    let mut outside = OutsideCall::new();
+    let mut outcomes = Outcomes::default();
+    let Outcomes {
+        seen,
+        running,
+        outside,
+        hits,
+    } = &mut outcomes;
     for line in text.lines() {
         let Ok(value) = serde_json::from_str::<serde_json::Value>(line) else {
             continue;
         };
         if let Some(phases) = value.get("outside_call") {
-            outside = serde_json::from_value(phases.clone()).unwrap_or_default();
+            *outside = serde_json::from_value(phases.clone()).unwrap_or_default();
+            continue;
+        }
+        if let Some(by_test) = value.get("hits") {
+            *hits = serde_json::from_value(by_test.clone()).unwrap_or_default();
             continue;
         }
         if let Some(id) = value.get("start").and_then(|v| v.as_str()) {
-            running = Some(id.to_string());
+            *running = Some(id.to_string());
             continue;
         }
         let (Some(id), Some(outcome), when) = (
@@ -338,11 +419,11 @@ fn read_outcomes(path: &Path) -> (Vec<(String, Verdict)>, Option<String>, Outsid
             _ => Verdict::Passed,
         };
         if running.as_deref() == Some(id) {
-            running = None;
+            *running = None;
         }
         seen.push((id.to_string(), verdict));
     }
-    (seen, running, outside)
+    outcomes
 }
 
 /// What running every mutant found: each mutant's run, `None` for one not run because
@@ -352,18 +433,18 @@ pub struct PoolResult {
     pub budget_hit: bool,
 }
 
-/// Runs `tests` on every mutant, one at a time on each of `servers`, until `deadline`.
+/// Runs each mutant's tests (`runs`: mutant, tests) on it, one run at a time on each of
+/// `servers`, until `deadline`.
 pub fn run_all(
     runner: &Runner,
     servers: &mut [ForkServer],
-    mutants: &[String],
-    tests: &[String],
+    runs: &[(String, Vec<String>)],
     limit: Duration,
     deadline: Option<Instant>,
     progress: &(dyn Fn() + Sync),
 ) -> Result<PoolResult, GateError> {
     let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<TestRun>>> = Mutex::new(vec![None; mutants.len()]);
+    let results: Mutex<Vec<Option<TestRun>>> = Mutex::new(vec![None; runs.len()]);
     let failure: Mutex<Option<GateError>> = Mutex::new(None);
     let budget_hit = std::sync::atomic::AtomicBool::new(false);
     std::thread::scope(|scope| {
@@ -378,7 +459,7 @@ pub fn run_all(
                     return;
                 }
                 let i = next.fetch_add(1, Ordering::SeqCst);
-                let Some(mutant) = mutants.get(i) else {
+                let Some((mutant, tests)) = runs.get(i) else {
                     return;
                 };
                 // The budget bounds each run too: a run cut short by it proves nothing.

@@ -17,6 +17,28 @@ use super::engine::Driver;
 use super::pool::{Runner, RUN_ALONE};
 use crate::error::GateError;
 
+/// What a run records besides each test's outcome.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Record {
+    Nothing,
+    /// The mutated functions that run outside the tests' call phase (the unmutated run
+    /// of a freeze's tests).
+    OutsideCall,
+    /// The mutated functions each test's call phase runs (the run of the rest of the
+    /// suite).
+    Hits,
+}
+
+impl Record {
+    fn as_str(self) -> &'static str {
+        match self {
+            Record::Nothing => "",
+            Record::OutsideCall => "outside_call",
+            Record::Hits => "hits",
+        }
+    }
+}
+
 pub struct ForkServer {
     child: Child,
     requests: Option<ChildStdin>,
@@ -122,15 +144,16 @@ impl ForkServer {
         self.warm.as_ref().and_then(|w| w.imported.as_deref())
     }
 
-    /// Runs pytest with `args` on `mutant` ("" for the unmutated code, which records
-    /// the mutated functions that run outside the call phase), each test's outcome
-    /// streamed to `out`; (exit status, output, whether it was stopped at `limit`).
+    /// Runs pytest with `args` on `mutant` ("" for the unmutated code), recording what
+    /// `record` asks, each test's outcome streamed to `out`; (exit status, output,
+    /// whether it was stopped at `limit`).
     pub fn run(
         &mut self,
         mutant: &str,
         args: &[String],
         out: &Path,
         limit: Duration,
+        record: Record,
     ) -> Result<(Option<i32>, String, bool), GateError> {
         let warm = match self.warm.take() {
             Some(warm) => warm,
@@ -145,7 +168,7 @@ impl ForkServer {
             "out": out,
             "log": log,
             "limit": limit.as_secs_f64(),
-            "record": mutant.is_empty(),
+            "record": record.as_str(),
         }))?;
         let reply = self.reply()?;
         let output = std::fs::read_to_string(&log).unwrap_or_default();

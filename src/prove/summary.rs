@@ -98,22 +98,35 @@ fn freeze_summary(out: &mut String, f: &FreezeProof, took: Option<Timing>) {
     // As FZ210 judges (one judgement for both).
     let j = Judgement::of(&f.frozen_clean, &f.mutants);
     let n = j.judged;
+    let shared = match j.shared {
+        0 => String::new(),
+        s => format!("; {s} more that other tests also kill (not counted)"),
+    };
     let _ = match j.basis {
         Basis::Stake => writeln!(
             out,
             "  killed by the frozen test: unknown (it fails alone on the unmutated code)"
         ),
+        Basis::Shared => writeln!(
+            out,
+            "  killed by the frozen test: {}, each also by another test of the suite ({} run this code): it withdraws no coverage, any deposit passes",
+            j.shared,
+            count(f.others as i64, "other test"),
+        ),
         Basis::Checked if j.frozen_crashed > 0 => writeln!(
             out,
-            "  killed by the frozen test: {n} by a check (an assert or pytest.raises), {} more it only crashed on (not counted)",
+            "  killed by the frozen test alone: {n} by a check (an assert or pytest.raises), {} more it only crashed on (not counted){shared}",
             j.frozen_crashed
         ),
-        Basis::Checked => writeln!(out, "  killed by the frozen test: {n}"),
+        Basis::Checked => writeln!(out, "  killed by the frozen test alone: {n}{shared}"),
         Basis::Crashed => writeln!(
             out,
-            "  killed by the frozen test: {n} (each by a crash: it checks none)"
+            "  killed by the frozen test alone: {n} (each by a crash: it checks none){shared}"
         ),
     };
+    if j.basis == Basis::Shared {
+        return took_line(out, f, took);
+    }
     let of = match j.basis {
         Basis::Stake => format!("{n} at stake"),
         _ => format!("the frozen test's {n}"),
@@ -139,6 +152,11 @@ fn freeze_summary(out: &mut String, f: &FreezeProof, took: Option<Timing>) {
             let _ = writeln!(out, "    ... and {} more", j.survivors.len() - SHOWN);
         }
     }
+    took_line(out, f, took);
+}
+
+/// Whether the proof finished, and what it took.
+fn took_line(out: &mut String, f: &FreezeProof, took: Option<Timing>) {
     if let Some(why) = &f.incomplete {
         let _ = writeln!(out, "  INCOMPLETE: {why}");
     }
