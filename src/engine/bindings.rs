@@ -518,6 +518,15 @@ pub fn register(engine: &mut Engine, pytest_root: String, repo_root: std::path::
                     .collect()
             },
         )
+        // A test's outcome in the run (`passed`, `failed`, ...), () when it has none.
+        .register_fn(
+            "outcome",
+            |r: &mut crate::inputs::run_record::Runs, id: &str| {
+                r.results
+                    .outcome(id)
+                    .map_or(Dynamic::UNIT, |o| Dynamic::from(o.as_str()))
+            },
+        )
         .register_fn("to_string", |r: &mut crate::inputs::run_record::Runs| {
             format!("Runs({} records)", r.headers.len())
         })

@@ -55,7 +55,8 @@ pub struct FreezeProof {
     pub properties: Vec<String>,
     /// The code at stake: the project functions the frozen test runs.
     pub stake: Vec<StakeFunction>,
-    /// The frozen test's outcome alone on the unmutated code (`passed` or `failed`).
+    /// The frozen test's outcome alone on the unmutated code: `passed`, `failed` (every
+    /// time of three, derandomized) or `flaky` (some of them).
     pub frozen_clean: String,
     /// Each property's outcome on the unmutated code; one that fails there kills nothing.
     pub properties_clean: BTreeMap<String, String>,

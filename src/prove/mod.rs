@@ -67,6 +67,9 @@ const TIMEOUT_FACTOR: u32 = 10;
 const MIN_TIMEOUT: Duration = Duration::from_secs(10);
 /// The unmutated runs (one under coverage) get this long.
 const CLEAN_TIMEOUT: Duration = Duration::from_secs(600);
+/// How many times a frozen test that fails alone is run before it is said to fail
+/// every time.
+const ALONE_RUNS: usize = 3;
 /// The run of the whole suite (once per freeze) gets this long, or what is left of the
 /// budget.
 const SUITE_TIMEOUT: Duration = Duration::from_secs(3600);
@@ -294,6 +297,18 @@ fn prove_one(
     }
     .to_string();
     let ran = alone.call_phase(driver, runner, &test_id)?;
+    // One failure alone may be a flake: it fails every time of ALONE_RUNS
+    // (derandomized), or it is "flaky" (its kills unknown either way; FZ213 refuses a
+    // freeze of a test that fails every time alone and passed at base).
+    if freeze.frozen_clean == "failed" {
+        for _ in 1..ALONE_RUNS {
+            let again = measure::run_alone(runner, std::slice::from_ref(&test_id), CLEAN_TIMEOUT)?;
+            if again.run.verdicts.get(&test_id) == Some(&Verdict::Passed) {
+                freeze.frozen_clean = "flaky".into();
+                break;
+            }
+        }
+    }
     let test_files: BTreeSet<String> = std::iter::once(&test_id)
         .chain(&properties)
         .map(|id| crate::inputs::ids::file_of(id).to_string())

@@ -105,7 +105,11 @@ fn freeze_summary(out: &mut String, f: &FreezeProof, took: Option<Timing>) {
     let _ = match j.basis {
         Basis::Stake => writeln!(
             out,
-            "  killed by the frozen test: unknown (it fails alone on the unmutated code)"
+            "  killed by the frozen test: unknown (it fails alone on the unmutated code{})",
+            match f.frozen_clean.as_str() {
+                "flaky" => " in some runs of 3",
+                _ => ", every run of 3",
+            }
         ),
         Basis::Shared => writeln!(
             out,
