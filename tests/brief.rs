@@ -185,7 +185,7 @@ fn a_malformed_proof_or_an_unknown_freeze_is_exit_2_naming_the_file() {
     write(
         dir.path(),
         "gate/proof.json",
-        "{\"version\": 1, \"kind\": \"freezegate proof record\",\n \"freezes\": [{\"test_id\": 3}]}",
+        "{\"version\": 2, \"kind\": \"freezegate proof record\",\n \"freezes\": [{\"test_id\": 3}]}",
     );
     let out = brief(dir.path(), &[FROZEN, "--proof", "gate/proof.json"]);
     assert_eq!(out.status.code(), Some(2));

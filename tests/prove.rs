@@ -384,7 +384,11 @@ fn freezing_a_test_the_patch_broke_is_fz213() {
     let root = dir.path();
     // The base's run, before the freeze and the break: the test passed.
     let ledger = std::fs::read_to_string(root.join("gate/freeze_ledger.json")).unwrap();
-    write(root, "gate/freeze_ledger.json", "{\"schema\": 1, \"freezes\": []}\n");
+    write(
+        root,
+        "gate/freeze_ledger.json",
+        "{\"schema\": 1, \"freezes\": []}\n",
+    );
     let mut pytest = std::process::Command::new(python());
     let out = hermetic(&mut pytest)
         .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])

@@ -425,7 +425,7 @@ impl crate::engine::ScriptValue for Proofs {
             let mut judged = Map::new();
             let basis = match judgement.basis {
                 Basis::Checked => "checked",
-            Basis::Shared => "shared",
+                Basis::Shared => "shared",
                 Basis::Crashed => "crashed",
                 Basis::Stake => "stake",
             };
