@@ -535,7 +535,7 @@ fn rules_and_explain() {
         .iter()
         .map(|r| r["code"].as_str().unwrap())
         .collect();
-    assert_eq!(codes.len(), 42);
+    assert_eq!(codes.len(), 41);
     assert_eq!(codes[0], "FZ001");
     assert!(codes.contains(&"FZ403"));
     let out = freezegate(dir.path())

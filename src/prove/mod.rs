@@ -298,8 +298,7 @@ fn prove_one(
     .to_string();
     let ran = alone.call_phase(driver, runner, &test_id)?;
     // One failure alone may be a flake: it fails every time of ALONE_RUNS
-    // (derandomized), or it is "flaky" (its kills unknown either way; FZ213 refuses a
-    // freeze of a test that fails every time alone and passed at base).
+    // (derandomized), or it is "flaky" (its kills unknown either way).
     if freeze.frozen_clean == "failed" {
         for _ in 1..ALONE_RUNS {
             let again = measure::run_alone(runner, std::slice::from_ref(&test_id), CLEAN_TIMEOUT)?;
