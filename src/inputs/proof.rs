@@ -527,7 +527,7 @@ mod tests {
 
     #[test]
     fn a_wrong_value_is_named_with_its_line() {
-        let text = "{\"version\": 1, \"kind\": \"freezegate proof record\",\n \"commit\": null, \"dirty\": \"no\"}";
+        let text = "{\"version\": 2, \"kind\": \"freezegate proof record\",\n \"commit\": null, \"dirty\": \"no\"}";
         let err = parse(&source(text)).unwrap_err();
         let shown = err.to_string();
         assert!(shown.contains("gate/proof.json"), "{shown}");
