@@ -527,8 +527,10 @@ mod tests {
 
     #[test]
     fn a_wrong_value_is_named_with_its_line() {
-        let text = "{\"version\": 2, \"kind\": \"freezegate proof record\",\n \"commit\": null, \"dirty\": \"no\"}";
-        let err = parse(&source(text)).unwrap_err();
+        let text = format!(
+            "{{\"version\": {VERSION}, \"kind\": \"freezegate proof record\",\n \"commit\": null, \"dirty\": \"no\"}}"
+        );
+        let err = parse(&source(&text)).unwrap_err();
         let shown = err.to_string();
         assert!(shown.contains("gate/proof.json"), "{shown}");
         assert!(shown.contains("\"no\""), "{shown}");
