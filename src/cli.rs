@@ -337,7 +337,8 @@ pub struct FreezeArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum FreezeAction {
-    /// Freeze a test: opened today, expiring after the window.
+    /// Freeze a test: opened today, expiring after the window (or, with --retired, retire
+    /// a test the patch deletes for good: no expiry, its deposit stays).
     #[command(
         after_help = "Example:\n  freezegate freeze add tests/test_billing.py::test_rounding --owner finley \\\n    --reason 'BILL-412: rounding moves to half-even' --invariant 'never overcharges' \\\n    --property tests/props/test_billing_props.py::test_never_overcharges"
     )]
@@ -361,6 +362,10 @@ pub enum FreezeAction {
         /// The expiry date itself, instead of --days.
         #[arg(long, value_name = "YYYY-MM-DD")]
         expires: Option<String>,
+        /// The patch deletes the test for good: a `retired` entry, without an expiry,
+        /// whose compensating property stands for it (FZ603 accepts the deletion).
+        #[arg(long, conflicts_with_all = ["days", "expires"])]
+        retired: bool,
     },
     /// Give a frozen test a fresh window from today.
     Renew {

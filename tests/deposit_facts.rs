@@ -108,8 +108,10 @@ fn a_removed_assertion_is_a_change_of_the_property() {
                 "",
             )
         },
-        0,
-        &[],
+        // A change of the property (no FZ209), and one that checks less than the base's
+        // (FZ610): a deposit made of a test the patch weakens is refused.
+        1,
+        &["FZ610"],
     );
 }
 

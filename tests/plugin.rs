@@ -90,6 +90,35 @@ fn only_the_ledgers_properties_are_observed_unless_observability_is_on() {
     }
 }
 
+/// A deposit whose strategy maps every draw to one constant draws many choice sequences
+/// but passes one value: it counts 1, and FZ301 says so.
+#[test]
+fn a_property_whose_draws_map_to_one_value_counts_one_input() {
+    let project = Project::new();
+    project.write(
+        "tests/test_props.py",
+        &PROPS.replace(
+            "@given(st.integers())",
+            "@given(st.integers().map(lambda _: 3))",
+        ),
+    );
+    project.commit("a constant deposit");
+    for workers in [vec!["-p", "no:xdist"], vec!["-n", "2"]] {
+        let record = project.record(&workers, "gate/run.json");
+        assert_eq!(
+            record["samples"][PROPERTY],
+            json!({"distinct": 1, "method": "arguments"}),
+            "{workers:?}: {record:#}"
+        );
+    }
+    let (code, report, stderr) = project.gate(&["--run", "gate/run.json", "--select", "FZ3"]);
+    assert_eq!(code, Some(1), "{report:#}\n{stderr}");
+    common::assert_contains(
+        violation(&report, "FZ301")["message"].as_str().unwrap(),
+        "saw 1 distinct input, fewer than 8 (counted by arguments)",
+    );
+}
+
 #[test]
 fn a_function_or_class_id_freezes_every_case_under_it() {
     let project = Project::new();

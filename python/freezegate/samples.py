@@ -11,7 +11,10 @@ from .outcomes import covered_by
 
 class Samples:
     """Distinct inputs per Hypothesis property for this run only, counted in process by
-    what Hypothesis drew (its choice sequence) where it has one.
+    what Hypothesis drew (its choice sequence) where it has one, and by the arguments'
+    values: the smaller count is the property's, so a strategy that maps every draw to
+    one constant (`st.integers().map(lambda _: 3)`) counts 1, as the binary counts an
+    observability file.
 
     Observing a property makes Hypothesis describe every example it runs (a repr of
     each argument): a tenth of a Hypothesis-heavy suite's time. So only the properties
@@ -19,8 +22,8 @@ class Samples:
     runs; every property is when the user turned observability on for files anyway."""
 
     def __init__(self) -> None:
-        # property -> (run_start, keys, counted by choices)
-        self.runs: Dict[str, Tuple[float, Set[Any], bool]] = {}
+        # property -> (run_start, keys, what each example passed, counted by choices)
+        self.runs: Dict[str, Tuple[float, Set[Any], Set[str], bool]] = {}
         # The properties to observe; None: every one, for the whole session.
         self.only: Optional[Set[str]] = None
         self._observability: Any = None
@@ -71,29 +74,38 @@ class Samples:
         prop = observation.property
         start = float(getattr(observation, "run_start", 0.0) or 0.0)
         nodes = getattr(getattr(observation, "metadata", None), "choice_nodes", None)
+        # What it passed, as Hypothesis shows it (else its arguments): as the binary
+        # reads an observability row.
+        arguments = json.dumps(getattr(observation, "arguments", None), sort_keys=True, default=repr)
+        shown = getattr(observation, "representation", None)
+        value = shown if isinstance(shown, str) else arguments
         if getattr(observation, "how_generated", None) == "explicit example":
             # An @example draws nothing (no choices): it is told apart by what it passed.
-            key: Any = ("explicit example", getattr(observation, "representation", None) or repr(observation.arguments))
+            key: Any = ("explicit example", shown or repr(observation.arguments))
             nodes = ()
         elif nodes is not None:
             key = tuple((node.type, repr(node.value)) for node in nodes)
         else:
-            key = json.dumps(observation.arguments, sort_keys=True, default=repr)
+            key = arguments
         current = self.runs.get(prop)
         if current is None or start > current[0]:
-            current = (start, set(), nodes is not None)
+            current = (start, set(), set(), nodes is not None)
             self.runs[prop] = current
         elif start < current[0]:
             return  # an earlier run of a property run twice: only the latest counts
         current[1].add(key)
-        if nodes is None and current[2]:
-            self.runs[prop] = (current[0], current[1], False)
+        current[2].add(value)
+        if nodes is None and current[3]:
+            self.runs[prop] = (current[0], current[1], current[2], False)
 
     def to_json(self) -> Dict[str, Any]:
-        return {
-            prop: {"distinct": len(keys), "method": "choice sequences" if choices else "arguments"}
-            for prop, (_, keys, choices) in self.runs.items()
-        }
+        counts: Dict[str, Any] = {}
+        for prop, (_, keys, values, choices) in self.runs.items():
+            if len(values) < len(keys):
+                counts[prop] = {"distinct": len(values), "method": "arguments"}
+            else:
+                counts[prop] = {"distinct": len(keys), "method": "choice sequences" if choices else "arguments"}
+        return counts
 
 
 def max_samples(a: Dict[str, Any], b: Dict[str, Any]) -> Dict[str, Any]:

@@ -72,6 +72,7 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &FreezeArgs) -> Result<
             reused,
             days,
             expires,
+            retired,
         } => {
             if position(test_id).is_some() {
                 return Err(GateError::new(
@@ -85,11 +86,16 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &FreezeArgs) -> Result<
                 [one] => json!(one),
                 many => json!(many),
             };
-            let entry = json!({
+            let mut entry = json!({
                 "test_id": test_id, "reason": reason, "owner": owner,
                 "opened": opened, "expires": expires, "invariant": invariant,
                 "compensating_property": property, "reused_property": reused,
             });
+            if *retired {
+                let fields = entry.as_object_mut().expect("an entry is a table");
+                fields.remove("expires");
+                fields.insert("retired".into(), json!(true));
+            }
             (Edit::Add(entry), test_id.clone())
         }
         FreezeAction::Renew {

@@ -604,6 +604,12 @@ pub fn register(engine: &mut Engine, pytest_root: String, repo_root: std::path::
             let pytest_root = pytest_root.clone();
             move |id: &str| ids::repo_file(&pytest_root, id)
         })
+        // `suite_file(file)`: a repository path as node ids name it (relative to pytest's
+        // rootdir).
+        .register_fn("suite_file", {
+            let pytest_root = pytest_root.clone();
+            move |file: &str| ids::suite_file(&pytest_root, file)
+        })
         // `renamed_out(id)`: the function a test that left the collection was renamed to,
         // in its file at this commit, as `#{file, line, find, name, test_id}` (a report
         // target at that `def`), else `()`.

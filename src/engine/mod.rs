@@ -181,6 +181,53 @@ impl ScriptValue for Vec<crate::inputs::tamper::Finding> {
     }
 }
 
+/// `weakened`: `#{findings: [#{file, line, test, form, detail}], renames: [#{file, from,
+/// to, line}], uncompared: [#{file, why}]}`.
+impl ScriptValue for crate::inputs::weakened::Weakened {
+    fn to_script(&self) -> Dynamic {
+        let findings: rhai::Array = self
+            .findings
+            .iter()
+            .map(|w| {
+                let mut map = Map::new();
+                map.insert("file".into(), w.file.clone().into());
+                map.insert("line".into(), rhai::INT::from(w.line).into());
+                map.insert("test".into(), w.test.clone().into());
+                map.insert("form".into(), w.form.into());
+                map.insert("detail".into(), w.detail.clone().into());
+                Dynamic::from_map(map)
+            })
+            .collect();
+        let uncompared: rhai::Array = self
+            .uncompared
+            .iter()
+            .map(|(file, why)| {
+                let mut map = Map::new();
+                map.insert("file".into(), file.clone().into());
+                map.insert("why".into(), why.clone().into());
+                Dynamic::from_map(map)
+            })
+            .collect();
+        let renames: rhai::Array = self
+            .renames
+            .iter()
+            .map(|(file, r)| {
+                let mut map = Map::new();
+                map.insert("file".into(), file.clone().into());
+                map.insert("from".into(), r.from.clone().into());
+                map.insert("to".into(), r.to.clone().into());
+                map.insert("line".into(), rhai::INT::from(r.line).into());
+                Dynamic::from_map(map)
+            })
+            .collect();
+        let mut map = Map::new();
+        map.insert("findings".into(), Dynamic::from_array(findings));
+        map.insert("renames".into(), Dynamic::from_array(renames));
+        map.insert("uncompared".into(), Dynamic::from_array(uncompared));
+        Dynamic::from_map(map)
+    }
+}
+
 /// `selection_changes`: an array of `#{file, what, places}`, `places` a map from each
 /// withdrawing construct's name to its line.
 impl ScriptValue for Vec<crate::inputs::tools::SelectionChange> {

@@ -11,7 +11,7 @@ use crate::error::GateError;
 use crate::source::{Source, SourceFile};
 
 /// The default pack, compiled into the binary so a patch cannot edit it.
-pub const BUILTIN: [(&str, &str); 7] = [
+pub const BUILTIN: [(&str, &str); 8] = [
     ("shape.rhai", include_str!("../../policies/shape.rhai")),
     ("deposit.rhai", include_str!("../../policies/deposit.rhai")),
     ("proof.rhai", include_str!("../../policies/proof.rhai")),
@@ -27,6 +27,10 @@ pub const BUILTIN: [(&str, &str); 7] = [
     (
         "tampering.rhai",
         include_str!("../../policies/tampering.rhai"),
+    ),
+    (
+        "withdrawal.rhai",
+        include_str!("../../policies/withdrawal.rhai"),
     ),
 ];
 

@@ -9,7 +9,7 @@ use crate::source::{Source, SourceFile, Span};
 pub const SCHEMA: i64 = 1;
 
 /// The fields the schema names; everything else is kept as written for scripts.
-pub const FIELDS: [&str; 8] = [
+pub const FIELDS: [&str; 9] = [
     "test_id",
     "reason",
     "owner",
@@ -18,6 +18,7 @@ pub const FIELDS: [&str; 8] = [
     "invariant",
     "compensating_property",
     "reused_property",
+    "retired",
 ];
 
 /// The fields the core checks are strings: the first six of [`FIELDS`].
@@ -57,6 +58,14 @@ impl Entry {
 
     pub fn test_id(&self) -> Option<&str> {
         self.field("test_id").and_then(Node::as_str)
+    }
+
+    /// A retired test (`retired = true`): deleted for good, its deposit standing for it.
+    pub fn is_retired(&self) -> bool {
+        matches!(
+            self.field("retired").map(|n| &n.value),
+            Some(Value::Bool(true))
+        )
     }
 
     /// The fields that differ from the base entry's: every field of a new entry.
@@ -310,8 +319,10 @@ fn check_entry_types(source: &Source, index: usize, node: &Node) -> Result<(), G
         if STRING_FIELDS.contains(&key) && !matches!(value.value, Value::Str(_) | Value::Null) {
             return Err(wrong(value, &format!("`{key}` must be a string")));
         }
-        if key == "reused_property" && !matches!(value.value, Value::Bool(_) | Value::Null) {
-            return Err(wrong(value, "`reused_property` must be true or false"));
+        if matches!(key, "reused_property" | "retired")
+            && !matches!(value.value, Value::Bool(_) | Value::Null)
+        {
+            return Err(wrong(value, &format!("`{key}` must be true or false")));
         }
         if key == "compensating_property" {
             match &value.value {

@@ -16,7 +16,8 @@ use super::proof::Proofs;
 use super::run_record::{RecordHeader, Runs};
 use super::samples::Samples;
 use super::tamper::{self, Finding};
-use super::{merge, read_merged, tools, FactArgs, Hunks, InputPath, Loaded};
+use super::weakened::{self, Weakened};
+use super::{merge, read_merged, tools, Deferred, FactArgs, Hunks, InputPath, Loaded};
 use crate::config::Config;
 use crate::error::GateError;
 
@@ -288,28 +289,97 @@ pub fn tampering(cx: &Context, loaded: &Loaded) -> Option<Load<Vec<Finding>>> {
         let Some(hunks) = hunks.get() else {
             return Ok(None);
         };
-        // The collected tests' files, each once, then as repository paths.
-        let files: rustc_hash::FxHashSet<&str> = collected
-            .get()
-            .map(|ids| ids.iter().map(ids::file_of).collect())
-            .unwrap_or_default();
-        let files: Vec<String> = files
-            .into_iter()
-            .map(|file| ids::repo_file(&pytest_root, file))
-            .collect();
-        let dirs = tamper::test_dirs(files.iter().map(String::as_str));
-        // Diagnostics name suite files relative to pytest's rootdir.
+        let dirs = collected_dirs(&collected, &pytest_root);
         let mut findings = tamper::scan(hunks, &dirs);
-        if !pytest_root.is_empty() {
-            let prefix = format!("{pytest_root}/");
-            let up = "../".repeat(pytest_root.split('/').count());
-            for finding in &mut findings {
-                finding.file = match finding.file.strip_prefix(&prefix) {
-                    Some(rest) => rest.to_string(),
-                    None => format!("{up}{}", finding.file),
-                };
-            }
+        for finding in &mut findings {
+            finding.file = ids::suite_file(&pytest_root, &finding.file);
         }
         Ok(Some(findings))
     }))
+}
+
+/// The folders (repository-relative) of the collected tests' files, when the collection
+/// is known.
+fn collected_dirs(collected: &Deferred<IdSet>, pytest_root: &str) -> rustc_hash::FxHashSet<String> {
+    let files: rustc_hash::FxHashSet<&str> = collected
+        .get()
+        .map(|ids| ids.iter().map(ids::file_of).collect())
+        .unwrap_or_default();
+    let files: Vec<String> = files
+        .into_iter()
+        .map(|file| ids::repo_file(pytest_root, file))
+        .collect();
+    tamper::test_dirs(files.iter().map(String::as_str))
+}
+
+/// The weakened-test pre-check (see [`super::weakened`]): each test file the patch
+/// changed, at both sides: with `--base`, from git (the merge base and HEAD); else from
+/// `--diff FILE` where it holds whole files.
+pub fn weakened(cx: &Context, loaded: &Loaded) -> Option<Load<Weakened>> {
+    let collected = loaded.collected.clone();
+    let pytest_root = cx.config.pytest_root_in_repo();
+    if let Some(base) = cx.args.base.clone() {
+        let hunks = loaded.hunks.clone();
+        let repo_root = cx.config.repo_root.clone();
+        return Some(Load::new(Reads::Tool, move || {
+            let Some(hunks) = hunks.get() else {
+                return Ok(None);
+            };
+            let dirs = collected_dirs(&collected, &pytest_root);
+            let mut files: Vec<&str> = hunks.files().filter(|f| is_test_py(f, &dirs)).collect();
+            files.sort_unstable();
+            let rev = crate::git::merge_base(&base, &repo_root).unwrap_or_else(|| base.clone());
+            let sides = files.into_iter().filter_map(|file| {
+                // A file added or deleted has no tests in common with the other side (a
+                // deleted test is FZ603's).
+                let then = tools::file_at(&repo_root, &rev, file)?;
+                let now = tools::file_at(&repo_root, "HEAD", file)?;
+                Some((file.to_string(), (then, now)))
+            });
+            Ok(Some(compare_files(sides, &pytest_root)))
+        }));
+    }
+    let diff = cx.input(cx.args.diff.as_ref()?);
+    Some(Load::new(files(std::slice::from_ref(&diff)), move || {
+        let source = diff.read()?;
+        let dirs = collected_dirs(&collected, &pytest_root);
+        let mut sides = Vec::new();
+        for (file, whole) in weakened::sides_from_diff(&source.text) {
+            if !is_test_py(&file, &dirs) {
+                continue;
+            }
+            // A diff of some lines (`git diff -U0`) cannot show a test at both sides: the
+            // rule is not evaluated (and says what to give), never judged on less.
+            let Some(whole) = whole else {
+                return Ok(None);
+            };
+            sides.push((file, whole));
+        }
+        Ok(Some(compare_files(sides.into_iter(), &pytest_root)))
+    }))
+}
+
+/// A Python file where tests live (not a conftest, which defines none).
+fn is_test_py(file: &str, dirs: &rustc_hash::FxHashSet<String>) -> bool {
+    file.ends_with(".py") && !file.ends_with("conftest.py") && tamper::is_test_file(file, dirs)
+}
+
+/// Each file's two sides compared (repository paths in, suite paths out), or why not.
+fn compare_files(
+    files: impl Iterator<Item = (String, (String, String))>,
+    pytest_root: &str,
+) -> Weakened {
+    let mut found = Weakened::default();
+    for (file, sides) in files {
+        let file = ids::suite_file(pytest_root, &file);
+        match weakened::compare(&file, &sides.0, &sides.1) {
+            Ok(compared) => {
+                found.findings.extend(compared.findings);
+                let renames = compared.renames.into_iter();
+                found.renames.extend(renames.map(|r| (file.clone(), r)));
+            }
+            Err(why) => found.uncompared.push((file, why)),
+        }
+    }
+    found
 }

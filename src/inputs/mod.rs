@@ -16,6 +16,7 @@ pub mod run_record;
 pub mod samples;
 pub mod tamper;
 pub mod tools;
+pub mod weakened;
 
 pub use registry::{FactArgs, Loaded, INPUTS};
 

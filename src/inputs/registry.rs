@@ -22,6 +22,7 @@ use super::proof::Proofs;
 use super::run_record::{RecordHeader, Runs};
 use super::samples::Samples;
 use super::tamper::Finding;
+use super::weakened::Weakened;
 use super::{Deferred, Hunks, Input, Presence};
 use crate::engine::LoadingInput;
 
@@ -289,6 +290,11 @@ inputs! {
     tampering: Vec<Finding> = load::tampering, Small {
         presence: Optional,
         hint: "--base REF or --diff FILE (the lines the patch added)",
+        flags {}
+    }
+    weakened: Weakened = load::weakened, Small {
+        presence: Optional,
+        hint: "--base REF or --diff FILE of whole files (the changed test files at both sides)",
         flags {}
     }
     params {

@@ -41,15 +41,17 @@ impl TestFiles {
 
 /// The function the test `node_id` was renamed to in its file's `text`, and its line: a
 /// `def` whose name is not collected (does not start with `test`) and is the old name
-/// with a prefix added, or without its `test` prefix.
+/// with a prefix added, or without its `test` prefix; or the test's own `def`, still
+/// there under its name (its module or class was disabled: `__test__ = False`).
 pub fn renamed_out(text: &str, node_id: &str) -> Option<(String, u32)> {
     let old = test_function(node_id)?;
     let bare = old.strip_prefix("test")?.trim_start_matches('_');
     text.lines().enumerate().find_map(|(i, line)| {
         let name = defined_name(line)?;
-        let renamed = name != old
-            && !name.starts_with("test")
-            && (name.ends_with(old) || (!bare.is_empty() && name.trim_start_matches('_') == bare));
+        let renamed = name == old
+            || !name.starts_with("test")
+                && (name.ends_with(old)
+                    || (!bare.is_empty() && name.trim_start_matches('_') == bare));
         renamed.then(|| (name.to_string(), i as u32 + 1))
     })
 }
@@ -94,15 +96,22 @@ mod tests {
             found("tests/test_a.py::test_rounding"),
             Some(("rounding".to_string(), 12))
         );
-        // Still collected, or gone: not a rename.
-        assert_eq!(found("tests/test_a.py::test_kept"), None);
+        // Still defined under its own name (asked of a test that left the collection:
+        // disabled), or gone.
+        assert_eq!(
+            found("tests/test_a.py::test_kept"),
+            Some(("test_kept".to_string(), 1))
+        );
         assert_eq!(found("tests/test_a.py::test_vanished"), None);
         assert_eq!(
             files.renamed_out("tests/none.py", "tests/none.py::test_a"),
             None
         );
         // Read once: a later change on disk is not seen within one check.
-        std::fs::write(dir.path().join(file), "def xtest_kept():\n    pass\n").unwrap();
-        assert_eq!(found("tests/test_a.py::test_kept"), None);
+        std::fs::write(dir.path().join(file), "def other():\n    pass\n").unwrap();
+        assert_eq!(
+            found("tests/test_a.py::test_kept"),
+            Some(("test_kept".to_string(), 1))
+        );
     }
 }

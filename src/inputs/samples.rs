@@ -40,7 +40,8 @@ pub enum Method {
     /// Hypothesis's choice sequences (`metadata.choice_nodes`): what it drew.
     #[serde(rename = "choice sequences")]
     Choices,
-    /// The arguments' JSON text: equal reprs (dynamic classes) count once.
+    /// The arguments' JSON text: equal reprs (dynamic classes) count once. Also where
+    /// the values are fewer than the choice sequences (a constant `map`).
     #[serde(rename = "arguments")]
     Arguments,
     /// A count given as such (`{"distinct": N}`).
@@ -71,6 +72,9 @@ struct Run {
     /// Distinct choice sequences, while every row had one.
     choices: HashSet<String>,
     arguments: HashSet<String>,
+    /// What each row passed, as Hypothesis shows it (`representation`, else the
+    /// arguments): fewer than the choice sequences where draws map to equal values.
+    values: HashSet<String>,
     /// Some row had no `metadata.choice_nodes` (observability without
     /// HYPOTHESIS_EXPERIMENTAL_OBSERVABILITY_CHOICES): count arguments.
     without_choices: bool,
@@ -83,15 +87,23 @@ impl Observed {
     fn counts(self) -> impl Iterator<Item = (String, Count)> {
         self.runs.into_iter().filter_map(|(property, runs)| {
             let (_, run) = runs.into_iter().max_by_key(|(start, _)| *start)?;
-            let count = match run.without_choices {
-                false => Count {
-                    distinct: run.choices.len() as i64,
-                    method: Method::Choices,
-                },
-                true => Count {
+            // By what Hypothesis drew, unless the arguments' values are fewer: a
+            // strategy that maps every draw to one constant passes one input.
+            let count = if run.without_choices {
+                Count {
                     distinct: run.arguments.len() as i64,
                     method: Method::Arguments,
-                },
+                }
+            } else if run.values.len() < run.choices.len() {
+                Count {
+                    distinct: run.values.len() as i64,
+                    method: Method::Arguments,
+                }
+            } else {
+                Count {
+                    distinct: run.choices.len() as i64,
+                    method: Method::Choices,
+                }
             };
             Some((property, count))
         })
@@ -269,7 +281,13 @@ fn read_observability(source: &Source, observed: &mut Observed) -> Result<(), Ga
             }
             _ => run.without_choices = true,
         }
-        run.arguments.insert(canonical_json(arguments));
+        let arguments = canonical_json(arguments);
+        let value = match row.get("representation") {
+            Some(serde_json::Value::String(shown)) => shown.clone(),
+            _ => arguments.clone(),
+        };
+        run.values.insert(value);
+        run.arguments.insert(arguments);
     }
     Ok(())
 }
@@ -446,10 +464,30 @@ mod tests {
     }
 
     #[test]
-    fn choice_sequences_count_what_was_drawn() {
+    fn choice_sequences_count_what_was_drawn_unless_the_values_are_fewer() {
+        // Equal JSON arguments (a dynamic class), told apart by Hypothesis's repr.
         let row = |choice: i64| {
-            format!("{{\"type\":\"test_case\",\"property\":\"t.py::p\",\"run_start\":1.0,\"status\":\"passed\",\"arguments\":{{\"cls\":\"Dyn\"}},\"metadata\":{{\"choice_nodes\":[{{\"type\":\"integer\",\"value\":{choice}}}]}}}}\n")
+            format!("{{\"type\":\"test_case\",\"property\":\"t.py::p\",\"run_start\":1.0,\"status\":\"passed\",\"representation\":\"p(cls=Dyn({choice}))\",\"arguments\":{{\"cls\":\"Dyn\"}},\"metadata\":{{\"choice_nodes\":[{{\"type\":\"integer\",\"value\":{choice}}}]}}}}\n")
         };
+        // `st.integers().map(lambda _: 3)`: five draws, one value.
+        let constant = |choice: i64| {
+            format!("{{\"type\":\"test_case\",\"property\":\"t.py::c\",\"run_start\":1.0,\"status\":\"passed\",\"representation\":\"c(n=3)\",\"arguments\":{{\"n\":3}},\"metadata\":{{\"choice_nodes\":[{{\"type\":\"integer\",\"value\":{choice}}}]}}}}\n")
+        };
+        let constant_rows: String = (0..5).map(constant).collect();
+        let mut observed = Observed::default();
+        read_observability(
+            &SourceFile::new("c.jsonl", "c.jsonl", constant_rows),
+            &mut observed,
+        )
+        .unwrap();
+        let counts: HashMap<String, Count> = observed.counts().collect();
+        assert_eq!(
+            counts["t.py::c"],
+            Count {
+                distinct: 1,
+                method: Method::Arguments
+            }
+        );
         let text: String = (0..5).map(row).collect();
         let mut observed = Observed::default();
         read_observability(

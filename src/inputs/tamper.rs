@@ -123,14 +123,19 @@ pub fn is_tool_module(file: &str) -> bool {
     false
 }
 
-/// Whether the scan reads a file: a conftest, a test module or a file under a folder of
-/// tests, a tool-named module, or a file in (or below) a folder holding collected tests.
+/// Whether the scan reads a file: a conftest, a tool-named module, or a test file
+/// ([`is_test_file`]).
 fn in_scope(file: &str, test_dirs: &FxHashSet<String>) -> bool {
+    let name = file.rsplit_once('/').map_or(file, |(_, name)| name);
+    name == "conftest.py" || is_tool_module(file) || is_test_file(file, test_dirs)
+}
+
+/// Whether a file is where tests live: a test module, a file under a folder of tests, or
+/// a file in (or below) a folder holding collected tests.
+pub fn is_test_file(file: &str, test_dirs: &FxHashSet<String>) -> bool {
     let (dir, name) = file.rsplit_once('/').unwrap_or(("", file));
-    if name == "conftest.py"
-        || name.starts_with("test_")
+    if name.starts_with("test_")
         || name.ends_with("_test.py")
-        || is_tool_module(file)
         || dir
             .split('/')
             .any(|part| matches!(part, "test" | "tests" | "testing"))

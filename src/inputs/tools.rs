@@ -296,11 +296,15 @@ pub fn section_changed(base: Option<&str>, repo_root: &Path, file: &str, keys: &
 /// A file's text at the merge base of `base` and HEAD (empty where it has none).
 fn at_merge_base(base: &str, repo_root: &Path, file: &str) -> String {
     let rev = merge_base(base, repo_root).unwrap_or_else(|| base.to_string());
+    file_at(repo_root, &rev, file).unwrap_or_default()
+}
+
+/// A repository file's text at a commit (None where it has none).
+pub fn file_at(repo_root: &Path, rev: &str, file: &str) -> Option<String> {
     git(repo_root, &["show", &format!("{rev}:{file}")])
         .ok()
         .filter(|out| out.status.success())
         .map(|out| String::from_utf8_lossy(&out.stdout).into_owned())
-        .unwrap_or_default()
 }
 
 /// The table at `keys` of a TOML text, as TOML text (empty when absent or unreadable).

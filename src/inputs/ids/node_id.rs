@@ -196,6 +196,21 @@ pub fn repo_file(pytest_root: &str, node_id: &str) -> String {
     }
 }
 
+/// A repository path as diagnostics name suite files: relative to pytest's rootdir
+/// (`../` up from it for a file outside).
+pub fn suite_file(pytest_root: &str, repo_file: &str) -> String {
+    if pytest_root.is_empty() {
+        return repo_file.to_string();
+    }
+    match repo_file.strip_prefix(&format!("{pytest_root}/")) {
+        Some(rest) => rest.to_string(),
+        None => format!(
+            "{}{repo_file}",
+            "../".repeat(pytest_root.split('/').count())
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

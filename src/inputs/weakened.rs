@@ -1,0 +1,852 @@
+//! The weakened-test pre-check (FZ610): each test file the patch changed, parsed at the
+//! base and at the patch's commit, and every test in both compared for the forms of a
+//! test that checks less: a check removed, an assert made constant (`assert True`,
+//! `assert x == x`), an `except` that swallows the assertion, `pytest.raises` widened to
+//! `Exception`, or the test redefined by a later `def` of the same name (ruff's F811),
+//! which pytest never collects.
+//!
+//! Static and instant, without mutation: it reads what the test's code says, not what
+//! it catches. A check moved into a helper of the same file still counts (a call to a
+//! function of the module that checks), as does any call named `assert…` (unittest's
+//! `assertEqual`, mock's `assert_called_once`, numpy's `assert_allclose`).
+
+use rustc_hash::{FxHashMap, FxHashSet};
+use rustpython_parser::ast::{self, CmpOp, Constant, Expr, Ranged, Stmt};
+use rustpython_parser::Parse;
+
+/// One way a test of the patch checks less than at base, at its line in the patch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Weakening {
+    /// As [`compare`] was given it (relative to pytest's rootdir, as diagnostics name
+    /// suite files).
+    pub file: String,
+    pub line: u32,
+    /// The test, as `name` or `Class::name` (a node id without file and parameters).
+    pub test: String,
+    /// The form's name, as `[[params.allow_weakened]]` entries name it.
+    pub form: &'static str,
+    /// What changed, for the message.
+    pub detail: String,
+}
+
+/// The pre-check's findings, the tests the patch renamed (each file's), and the changed
+/// test files it could not compare (the file and why: a side that does not parse).
+#[derive(Debug, Clone, Default)]
+pub struct Weakened {
+    pub findings: Vec<Weakening>,
+    pub renames: Vec<(String, Rename)>,
+    pub uncompared: Vec<(String, String)>,
+}
+
+/// One file's two sides compared.
+#[derive(Debug, Default)]
+pub struct Compared {
+    pub findings: Vec<Weakening>,
+    pub renames: Vec<Rename>,
+}
+
+/// A test the patch renamed within its module: judged as the same test at its new name
+/// (not a removal and an addition).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rename {
+    /// `name` or `Class::name`, as at base.
+    pub from: String,
+    /// As in the patch.
+    pub to: String,
+    /// The new test's line in the patch.
+    pub line: u32,
+}
+
+/// Each Python file of a unified diff, at both sides, where the diff holds the whole
+/// file (`git diff --unified=100000`: one hunk from line 1, or a file added or deleted);
+/// `None` for a file whose diff shows only some of its lines (`git diff -U0`).
+pub fn sides_from_diff(diff: &str) -> Vec<(String, Option<(String, String)>)> {
+    let mut files: Vec<(String, Option<(String, String)>)> = Vec::new();
+    // The current file's sides, and whether its one hunk started at line 1 (or 0).
+    let mut current: Option<(String, String, String, bool, u32)> = None;
+    let mut finish = |current: &mut Option<(String, String, String, bool, u32)>| {
+        if let Some((file, base, head, whole, hunks)) = current.take() {
+            let sides = (whole && hunks == 1).then_some((base, head));
+            files.push((file, sides));
+        }
+    };
+    let mut in_hunk = false;
+    for line in diff.lines() {
+        if line.starts_with("diff ") {
+            finish(&mut current);
+            in_hunk = false;
+        } else if let Some(path) = line.strip_prefix("+++ ").filter(|_| !in_hunk) {
+            finish(&mut current);
+            if let Some(file) = path.strip_prefix("b/").filter(|f| f.ends_with(".py")) {
+                current = Some((file.to_string(), String::new(), String::new(), false, 0));
+            }
+        } else if line.starts_with("--- ") && !in_hunk {
+        } else if let Some(rest) = line.strip_prefix("@@ ") {
+            in_hunk = true;
+            if let Some((_, _, _, whole, hunks)) = &mut current {
+                // `@@ -a[,b] +c[,d] @@`: whole when both sides start at their first line.
+                let starts: Vec<&str> = rest
+                    .split(' ')
+                    .take(2)
+                    .map(|side| side[1..].split(',').next().unwrap_or(""))
+                    .collect();
+                *whole = starts.iter().all(|start| matches!(*start, "0" | "1"));
+                *hunks += 1;
+            }
+        } else if let Some((_, base, head, _, _)) = &mut current.as_mut().filter(|_| in_hunk) {
+            match line.as_bytes().first() {
+                Some(b' ') => {
+                    base.push_str(&line[1..]);
+                    base.push('\n');
+                    head.push_str(&line[1..]);
+                    head.push('\n');
+                }
+                Some(b'-') => {
+                    base.push_str(&line[1..]);
+                    base.push('\n');
+                }
+                Some(b'+') => {
+                    head.push_str(&line[1..]);
+                    head.push('\n');
+                }
+                None => {
+                    base.push('\n');
+                    head.push('\n');
+                }
+                _ => {} // `\ No newline at end of file`
+            }
+        }
+    }
+    finish(&mut current);
+    files
+}
+
+/// What a test's code checks.
+#[derive(Debug, Default)]
+struct Test {
+    line: u32,
+    /// The body's code, whitespace collapsed: a test renamed with it unchanged is the
+    /// same test.
+    body: String,
+    /// Each check's normalized text and its line.
+    checks: Vec<(String, u32)>,
+    /// Asserts that always hold, by text, with their line.
+    constant: Vec<(String, u32)>,
+    /// Handlers that swallow an assertion raised in their `try`, with their line.
+    swallowed: Vec<u32>,
+    /// `pytest.raises(...)`'s exception types, by text, with the line.
+    raises: Vec<(String, u32)>,
+}
+
+/// A parsed test file: its tests by qualified name, and the tests a later `def` of the
+/// same name replaces (name, the first def's line, the later def's line).
+#[derive(Debug, Default)]
+struct File {
+    tests: FxHashMap<String, Test>,
+    shadowed: Vec<(String, u32, u32)>,
+}
+
+/// The file's tests at base and in the patch, compared. `Err` names why a side does not
+/// parse (the caller reports it; the other rules still run).
+pub fn compare(path: &str, base: &str, head: &str) -> Result<Compared, String> {
+    let before = parse(path, base).map_err(|e| format!("it does not parse at base: {e}"))?;
+    let after = parse(path, head).map_err(|e| format!("it does not parse in the patch: {e}"))?;
+    let mut found = Vec::new();
+    let mut push = |line: u32, test: &str, form: &'static str, detail: String| {
+        found.push(Weakening {
+            file: path.to_string(),
+            line,
+            test: test.to_string(),
+            form,
+            detail,
+        })
+    };
+    for (name, first, later) in &after.shadowed {
+        if !before.shadowed.iter().any(|(n, ..)| n == name) && before.tests.contains_key(name) {
+            push(
+                *later,
+                name,
+                "shadowed",
+                format!("{name} (line {first}) is defined again at line {later}: pytest collects only the last one"),
+            );
+        }
+    }
+    // A shadowed test is reported as such, not as the later def's changes.
+    let shadowed: FxHashSet<&str> = after.shadowed.iter().map(|(n, ..)| n.as_str()).collect();
+    let renames = renames(&before, &after);
+    // Each test of the patch with its base version: by name, or the one it was renamed from.
+    let mut pairs: Vec<(&str, &str)> = after
+        .tests
+        .keys()
+        .filter(|n| !shadowed.contains(n.as_str()))
+        .filter_map(|n| {
+            let from = renames
+                .iter()
+                .find(|r| &r.to == n)
+                .map_or(n.as_str(), |r| r.from.as_str());
+            before
+                .tests
+                .contains_key(from)
+                .then_some((from, n.as_str()))
+        })
+        .collect();
+    pairs.sort_unstable();
+    for (from, name) in pairs {
+        let (was, now) = (&before.tests[from], &after.tests[name]);
+        let shown = if from == name {
+            name.to_string()
+        } else {
+            format!("{name} (renamed from {from})")
+        };
+        for (text, line) in missing(&now.constant, &was.constant) {
+            push(
+                *line,
+                name,
+                "constant-assert",
+                format!("`assert {text}` always holds"),
+            );
+        }
+        // A check turned constant is reported at its own line, above.
+        let turned_constant = missing(&now.constant, &was.constant).len();
+        if now.checks.len() + turned_constant < was.checks.len() {
+            let gone = missing(&was.checks, &now.checks);
+            let what = match gone.first() {
+                Some((text, line)) => format!(": `{text}` (line {line} at base) is gone"),
+                None => String::new(),
+            };
+            push(
+                now.line,
+                name,
+                "check-removed",
+                format!(
+                    "{shown} makes {} at base, {} in this patch{what}",
+                    checks(was.checks.len()),
+                    now.checks.len()
+                ),
+            );
+        }
+        if now.swallowed.len() > was.swallowed.len() {
+            let line = now.swallowed[was.swallowed.len()];
+            push(
+                line,
+                name,
+                "swallowed-assert",
+                format!("an `except` at line {line} catches the AssertionError of the checks in its `try` and goes on"),
+            );
+        }
+        for (types, line) in &now.raises {
+            if is_broad_exception(types)
+                && was.raises.iter().any(|(t, _)| !is_broad_exception(t))
+                && !now.raises.iter().any(|(t, _)| !is_broad_exception(t))
+            {
+                let narrow = &was
+                    .raises
+                    .iter()
+                    .find(|(t, _)| !is_broad_exception(t))
+                    .expect("checked")
+                    .0;
+                push(
+                    *line,
+                    name,
+                    "raises-widened",
+                    format!("pytest.raises({types}) at line {line} accepts any error, where the base expected {narrow}"),
+                );
+            }
+        }
+    }
+    found.sort_by_key(|w| w.line);
+    Ok(Compared {
+        findings: found,
+        renames,
+    })
+}
+
+/// The tests of the base the patch renamed (in the same module and class): to a test
+/// with the same body, or, where one test left and one came, to that one.
+fn renames(before: &File, after: &File) -> Vec<Rename> {
+    let gone: Vec<&String> = sorted(
+        before
+            .tests
+            .keys()
+            .filter(|n| !after.tests.contains_key(*n)),
+    );
+    let came: Vec<&String> = sorted(
+        after
+            .tests
+            .keys()
+            .filter(|n| !before.tests.contains_key(*n)),
+    );
+    let class = |name: &str| {
+        name.rsplit_once("::")
+            .map_or("", |(class, _)| class)
+            .to_string()
+    };
+    let mut renames = Vec::new();
+    let mut taken: FxHashSet<&str> = FxHashSet::default();
+    for from in &gone {
+        let body = &before.tests[from.as_str()].body;
+        let same = came.iter().find(|to| {
+            !taken.contains(to.as_str())
+                && class(to) == class(from)
+                && &after.tests[to.as_str()].body == body
+        });
+        if let Some(to) = same {
+            taken.insert(to);
+            renames.push(Rename {
+                from: from.to_string(),
+                to: to.to_string(),
+                line: after.tests[to.as_str()].line,
+            });
+        }
+    }
+    // One test left its class or module and one came, with an edited body.
+    let left: Vec<&&String> = gone
+        .iter()
+        .filter(|n| !renames.iter().any(|r| &&r.from == *n))
+        .collect();
+    let new: Vec<&&String> = came
+        .iter()
+        .filter(|n| !taken.contains(n.as_str()))
+        .collect();
+    if let ([from], [to]) = (left.as_slice(), new.as_slice()) {
+        if class(from) == class(to) {
+            renames.push(Rename {
+                from: from.to_string(),
+                to: to.to_string(),
+                line: after.tests[to.as_str()].line,
+            });
+        }
+    }
+    renames
+}
+
+fn sorted<'a>(names: impl Iterator<Item = &'a String>) -> Vec<&'a String> {
+    let mut names: Vec<&String> = names.collect();
+    names.sort_unstable();
+    names
+}
+
+fn checks(n: usize) -> String {
+    if n == 1 {
+        "1 check".to_string()
+    } else {
+        format!("{n} checks")
+    }
+}
+
+/// The entries of `now` (by text, with multiplicity) that `then` does not have.
+fn missing<'a>(now: &'a [(String, u32)], then: &[(String, u32)]) -> Vec<&'a (String, u32)> {
+    let mut left: FxHashMap<&str, usize> = FxHashMap::default();
+    for (text, _) in then {
+        *left.entry(text).or_default() += 1;
+    }
+    now.iter()
+        .filter(|(text, _)| match left.get_mut(text.as_str()) {
+            Some(n) if *n > 0 => {
+                *n -= 1;
+                false
+            }
+            _ => true,
+        })
+        .collect()
+}
+
+fn is_broad_exception(types: &str) -> bool {
+    matches!(types, "Exception" | "BaseException" | "builtins.Exception")
+}
+
+fn parse(path: &str, source: &str) -> Result<File, String> {
+    let suite = ast::Suite::parse(source, path).map_err(|e| e.to_string())?;
+    let lines = LineIndex::new(source);
+    let reader = Reader {
+        source,
+        lines: &lines,
+        helpers: helpers(&suite),
+    };
+    let mut file = File::default();
+    reader.scope(&suite, None, &mut file);
+    Ok(file)
+}
+
+/// Byte offsets to 1-based line numbers.
+struct LineIndex(Vec<usize>);
+
+impl LineIndex {
+    fn new(source: &str) -> Self {
+        let mut starts = vec![0];
+        starts.extend(memchr::memchr_iter(b'\n', source.as_bytes()).map(|at| at + 1));
+        LineIndex(starts)
+    }
+
+    fn line(&self, offset: usize) -> u32 {
+        self.0.partition_point(|&start| start <= offset) as u32
+    }
+}
+
+/// The module's functions that are not tests and check something themselves: a call to
+/// one is a check of the test that calls it.
+fn helpers(suite: &[Stmt]) -> FxHashSet<String> {
+    let mut found = FxHashSet::default();
+    for stmt in suite {
+        if let Some((name, body, _)) = function(stmt) {
+            if !is_test_name(name) && body_checks(body) {
+                found.insert(name.to_string());
+            }
+        }
+    }
+    found
+}
+
+fn function(stmt: &Stmt) -> Option<(&str, &[Stmt], &[Expr])> {
+    match stmt {
+        Stmt::FunctionDef(f) => Some((f.name.as_str(), &f.body, &f.decorator_list)),
+        Stmt::AsyncFunctionDef(f) => Some((f.name.as_str(), &f.body, &f.decorator_list)),
+        _ => None,
+    }
+}
+
+fn is_test_name(name: &str) -> bool {
+    name.starts_with("test")
+}
+
+fn body_checks(body: &[Stmt]) -> bool {
+    let mut any = false;
+    walk(body, &mut |stmt| {
+        if matches!(stmt, Stmt::Assert(_) | Stmt::Raise(_)) {
+            any = true;
+        }
+    });
+    any
+}
+
+/// Calls `visit` on every statement of `body`, nested blocks included, not nested
+/// functions or classes.
+fn walk(body: &[Stmt], visit: &mut dyn FnMut(&Stmt)) {
+    for stmt in body {
+        visit(stmt);
+        for block in blocks(stmt) {
+            walk(block, visit);
+        }
+    }
+}
+
+fn blocks(stmt: &Stmt) -> Vec<&[Stmt]> {
+    match stmt {
+        Stmt::For(s) => vec![&s.body, &s.orelse],
+        Stmt::AsyncFor(s) => vec![&s.body, &s.orelse],
+        Stmt::While(s) => vec![&s.body, &s.orelse],
+        Stmt::If(s) => vec![&s.body, &s.orelse],
+        Stmt::With(s) => vec![&s.body],
+        Stmt::AsyncWith(s) => vec![&s.body],
+        Stmt::Match(s) => s.cases.iter().map(|c| c.body.as_slice()).collect(),
+        Stmt::Try(s) => {
+            let mut all = vec![s.body.as_slice(), &s.orelse, &s.finalbody];
+            all.extend(
+                s.handlers
+                    .iter()
+                    .map(|ast::ExceptHandler::ExceptHandler(h)| h.body.as_slice()),
+            );
+            all
+        }
+        Stmt::TryStar(s) => {
+            let mut all = vec![s.body.as_slice(), &s.orelse, &s.finalbody];
+            all.extend(
+                s.handlers
+                    .iter()
+                    .map(|ast::ExceptHandler::ExceptHandler(h)| h.body.as_slice()),
+            );
+            all
+        }
+        _ => Vec::new(),
+    }
+}
+
+struct Reader<'a> {
+    source: &'a str,
+    lines: &'a LineIndex,
+    helpers: FxHashSet<String>,
+}
+
+impl Reader<'_> {
+    fn line(&self, node: &impl Ranged) -> u32 {
+        self.lines.line(node.start().to_usize())
+    }
+
+    /// A node's code with its whitespace collapsed, so that reformatting is no change.
+    fn text(&self, node: &impl Ranged) -> String {
+        let range = node.range();
+        let code = &self.source[range.start().to_usize()..range.end().to_usize()];
+        code.split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+
+    /// The tests defined in a module (`class_name` None) or a class body.
+    fn scope(&self, body: &[Stmt], class_name: Option<&str>, file: &mut File) {
+        let mut first_def: FxHashMap<&str, u32> = FxHashMap::default();
+        for stmt in body {
+            if let Stmt::ClassDef(class) = stmt {
+                if class_name.is_none() {
+                    self.scope(&class.body, Some(class.name.as_str()), file);
+                }
+                continue;
+            }
+            let Some((name, fbody, decorators)) = function(stmt) else {
+                continue;
+            };
+            if !is_test_name(name) {
+                continue;
+            }
+            let qualified = match class_name {
+                Some(class) => format!("{class}::{name}"),
+                None => name.to_string(),
+            };
+            // A test's line is its first decorator's, as pytest's spans are.
+            let line = decorators
+                .first()
+                .map_or_else(|| self.line(stmt), |d| self.line(d));
+            if let Some(&first) = first_def.get(name) {
+                file.shadowed.push((qualified.clone(), first, line));
+            } else {
+                first_def.insert(name, line);
+            }
+            let mut test = Test {
+                line,
+                body: fbody
+                    .iter()
+                    .map(|stmt| self.text(stmt))
+                    .collect::<Vec<_>>()
+                    .join("; "),
+                ..Test::default()
+            };
+            self.read(fbody, &mut test);
+            // The later def is the test pytest runs.
+            file.tests.insert(qualified, test);
+        }
+    }
+
+    fn read(&self, body: &[Stmt], test: &mut Test) {
+        walk(body, &mut |stmt| match stmt {
+            Stmt::Assert(a) => {
+                let text = self.text(a.test.as_ref());
+                if always_holds(&a.test, self) {
+                    test.constant.push((text, self.line(stmt)));
+                } else {
+                    test.checks
+                        .push((format!("assert {text}"), self.line(stmt)));
+                }
+            }
+            Stmt::Expr(e) => self.call_check(&e.value, test),
+            Stmt::With(w) => {
+                for item in &w.items {
+                    self.call_check(&item.context_expr, test);
+                }
+            }
+            Stmt::AsyncWith(w) => {
+                for item in &w.items {
+                    self.call_check(&item.context_expr, test);
+                }
+            }
+            Stmt::Try(t) if body_checks_or_calls(&t.body, self) => {
+                for ast::ExceptHandler::ExceptHandler(h) in &t.handlers {
+                    if catches_assertion(h.type_.as_deref(), self) && !reraises(&h.body) {
+                        test.swallowed.push(self.line(h));
+                    }
+                }
+            }
+            _ => {}
+        });
+    }
+
+    /// A call that is a check: `pytest.raises`/`warns` (with its types), any `assert…`
+    /// function or method, or a helper of the module that checks.
+    fn call_check(&self, expr: &Expr, test: &mut Test) {
+        let Expr::Call(call) = expr else {
+            return;
+        };
+        let name = callee(&call.func);
+        let line = self.line(expr);
+        if matches!(
+            name,
+            "raises"
+                | "warns"
+                | "deprecated_call"
+                | "assertRaises"
+                | "assertRaisesRegex"
+                | "assertWarns"
+        ) {
+            let types = call.args.first().map(|a| self.text(a)).unwrap_or_default();
+            if name == "raises" {
+                test.raises.push((types, line));
+            }
+        } else if !(name.starts_with("assert") || self.helpers.contains(name)) {
+            return;
+        }
+        test.checks.push((self.text(expr), line));
+    }
+}
+
+/// Whether a `try` body checks something (an assert, or a call that is a check).
+fn body_checks_or_calls(body: &[Stmt], reader: &Reader) -> bool {
+    let mut probe = Test::default();
+    reader.read(body, &mut probe);
+    !probe.checks.is_empty() || !probe.constant.is_empty()
+}
+
+/// The function a call names: `raises` for `pytest.raises`, `assertEqual` for
+/// `self.assertEqual`.
+fn callee(func: &Expr) -> &str {
+    match func {
+        Expr::Name(n) => n.id.as_str(),
+        Expr::Attribute(a) => a.attr.as_str(),
+        _ => "",
+    }
+}
+
+fn catches_assertion(kind: Option<&Expr>, reader: &Reader) -> bool {
+    let Some(kind) = kind else {
+        return true; // a bare `except:`
+    };
+    let names: Vec<String> = match kind {
+        Expr::Tuple(t) => t.elts.iter().map(|e| reader.text(e)).collect(),
+        other => vec![reader.text(other)],
+    };
+    names.iter().any(|n| {
+        matches!(
+            n.as_str(),
+            "AssertionError" | "Exception" | "BaseException" | "builtins.AssertionError"
+        )
+    })
+}
+
+fn reraises(body: &[Stmt]) -> bool {
+    let mut found = false;
+    walk(body, &mut |stmt| {
+        if matches!(stmt, Stmt::Raise(_))
+            || matches!(stmt, Stmt::Expr(e) if matches!(callee_of(&e.value), "fail" | "skip" | "xfail"))
+        {
+            found = true;
+        }
+    });
+    found
+}
+
+fn callee_of(expr: &Expr) -> &str {
+    match expr {
+        Expr::Call(call) => callee(&call.func),
+        _ => "",
+    }
+}
+
+/// Whether an assert's condition holds whatever the code under test does: a true
+/// constant, a non-empty tuple or list literal, `x == x`, `not False`, `x or True`.
+fn always_holds(test: &Expr, reader: &Reader) -> bool {
+    match test {
+        Expr::Constant(c) => truthy(&c.value),
+        Expr::Tuple(t) => !t.elts.is_empty(),
+        Expr::List(l) => !l.elts.is_empty(),
+        Expr::Compare(c) => {
+            c.ops.len() == 1
+                && matches!(c.ops[0], CmpOp::Eq | CmpOp::Is | CmpOp::LtE | CmpOp::GtE)
+                && reader.text(c.left.as_ref()) == reader.text(&c.comparators[0])
+        }
+        Expr::UnaryOp(u) if matches!(u.op, ast::UnaryOp::Not) => {
+            matches!(u.operand.as_ref(), Expr::Constant(c) if !truthy(&c.value))
+        }
+        Expr::BoolOp(b) => match b.op {
+            ast::BoolOp::Or => b.values.iter().any(|v| always_holds(v, reader)),
+            ast::BoolOp::And => b.values.iter().all(|v| always_holds(v, reader)),
+        },
+        _ => false,
+    }
+}
+
+fn truthy(value: &Constant) -> bool {
+    match value {
+        Constant::None => false,
+        Constant::Bool(b) => *b,
+        Constant::Str(s) => !s.is_empty(),
+        Constant::Bytes(b) => !b.is_empty(),
+        Constant::Int(i) => i.to_string() != "0",
+        Constant::Tuple(t) => !t.is_empty(),
+        Constant::Float(f) => *f != 0.0,
+        Constant::Complex { real, imag } => *real != 0.0 || *imag != 0.0,
+        Constant::Ellipsis => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn forms(base: &str, head: &str) -> Vec<(u32, &'static str)> {
+        compare("tests/test_cart.py", base, head)
+            .expect("both sides parse")
+            .findings
+            .into_iter()
+            .map(|w| (w.line, w.form))
+            .collect()
+    }
+
+    const BASE: &str = "\
+import pytest
+
+def check_total(cart, n):
+    assert cart.total() == n
+
+def test_total(cart):
+    assert cart.total() == 3
+    assert cart.count() == 2
+
+def test_remove(cart):
+    with pytest.raises(KeyError):
+        cart.remove('x')
+
+class TestCart:
+    def test_empty(self):
+        self.assertEqual(len(Cart()), 0)
+";
+
+    #[test]
+    fn an_unchanged_or_reformatted_test_is_no_finding() {
+        assert_eq!(forms(BASE, BASE), vec![]);
+        let reformatted = BASE.replace(
+            "assert cart.total() == 3",
+            "assert (\n        cart.total()  ==  3\n    )  # kept",
+        );
+        assert_eq!(forms(BASE, &reformatted), vec![]);
+    }
+
+    #[test]
+    fn a_constant_assert_is_found_at_its_line() {
+        let head = BASE.replace("assert cart.count() == 2", "assert True");
+        assert_eq!(forms(BASE, &head), vec![(8, "constant-assert")]);
+        let head = BASE.replace(
+            "assert cart.count() == 2",
+            "assert cart.count() == cart.count()",
+        );
+        assert_eq!(forms(BASE, &head), vec![(8, "constant-assert")]);
+    }
+
+    #[test]
+    fn a_deleted_assert_names_what_is_gone() {
+        let head = BASE.replace("    assert cart.count() == 2\n", "");
+        let found = compare("tests/test_cart.py", BASE, &head).unwrap().findings;
+        assert_eq!(found.len(), 1);
+        assert_eq!((found[0].line, found[0].form), (6, "check-removed"));
+        assert_eq!(
+            found[0].detail,
+            "test_total makes 2 checks at base, 1 in this patch: `assert cart.count() == 2` (line 8 at base) is gone"
+        );
+    }
+
+    #[test]
+    fn a_check_moved_into_a_helper_still_counts() {
+        let head = BASE.replace(
+            "    assert cart.total() == 3\n",
+            "    check_total(cart, 3)\n",
+        );
+        assert_eq!(forms(BASE, &head), vec![]);
+    }
+
+    #[test]
+    fn a_swallowed_assertion_is_found_at_its_except() {
+        let head = BASE.replace(
+            "    assert cart.total() == 3\n",
+            "    try:\n        assert cart.total() == 3\n    except AssertionError:\n        pass\n",
+        );
+        assert_eq!(forms(BASE, &head), vec![(9, "swallowed-assert")]);
+        let reraised = head.replace("        pass\n", "        raise\n");
+        assert_eq!(forms(BASE, &reraised), vec![]);
+    }
+
+    #[test]
+    fn raises_widened_to_exception_is_found() {
+        let head = BASE.replace("pytest.raises(KeyError)", "pytest.raises(Exception)");
+        assert_eq!(forms(BASE, &head), vec![(11, "raises-widened")]);
+    }
+
+    #[test]
+    fn a_test_redefined_later_is_shadowed() {
+        let head = format!("{BASE}\ndef test_total(cart):\n    assert cart\n");
+        let found = forms(BASE, &head);
+        assert_eq!(found, vec![(18, "shadowed")]);
+    }
+
+    #[test]
+    fn a_renamed_test_is_the_same_test_at_its_new_name() {
+        let renamed = BASE.replace("def test_total(cart)", "def test_total_of_two(cart)");
+        let compared = compare("tests/test_cart.py", BASE, &renamed).unwrap();
+        assert_eq!(compared.findings, vec![]);
+        assert_eq!(
+            compared.renames,
+            vec![Rename {
+                from: "test_total".into(),
+                to: "test_total_of_two".into(),
+                line: 6
+            }]
+        );
+        // Renamed and weakened: judged against its base version.
+        let weakened = renamed.replace("    assert cart.count() == 2\n", "");
+        let compared = compare("tests/test_cart.py", BASE, &weakened).unwrap();
+        assert_eq!(compared.renames.len(), 1);
+        assert_eq!(compared.findings.len(), 1);
+        assert!(
+            compared.findings[0].detail.starts_with(
+                "test_total_of_two (renamed from test_total) makes 2 checks at base, 1"
+            ),
+            "{:?}",
+            compared.findings
+        );
+    }
+
+    #[test]
+    fn a_method_of_a_test_class_is_compared_too() {
+        let head = BASE.replace("self.assertEqual(len(Cart()), 0)", "pass");
+        assert_eq!(forms(BASE, &head), vec![(15, "check-removed")]);
+    }
+
+    #[test]
+    fn a_whole_file_diff_gives_both_sides_and_a_partial_one_neither() {
+        let diff = "\
+diff --git a/tests/test_a.py b/tests/test_a.py
+--- a/tests/test_a.py
++++ b/tests/test_a.py
+@@ -1,3 +1,3 @@
+ def test_a():
+-    assert f() == 1
++    assert True
+ 
+diff --git a/tests/test_b.py b/tests/test_b.py
+--- a/tests/test_b.py
++++ b/tests/test_b.py
+@@ -7 +7 @@ def test_b():
+-    assert g() == 2
++    assert True
+diff --git a/README.md b/README.md
+--- a/README.md
++++ b/README.md
+@@ -1 +1 @@
+-a
++b
+";
+        let sides = sides_from_diff(diff);
+        assert_eq!(
+            sides,
+            vec![
+                (
+                    "tests/test_a.py".to_string(),
+                    Some((
+                        "def test_a():\n    assert f() == 1\n\n".to_string(),
+                        "def test_a():\n    assert True\n\n".to_string()
+                    ))
+                ),
+                ("tests/test_b.py".to_string(), None),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_side_that_does_not_parse_is_named() {
+        let err = compare("tests/test_cart.py", BASE, "def test_total(:\n").unwrap_err();
+        assert!(err.starts_with("it does not parse in the patch: "), "{err}");
+    }
+}
