@@ -159,3 +159,30 @@ fn nearest_500_misspelt_once_indexed(bencher: divan::Bencher) {
         }
     });
 }
+
+/// A test file of 200 tests (about 1,400 lines): the weakened-test pre-check (FZ610)
+/// parses it at base and in the patch and compares every test. Its target is 5 ms per
+/// changed test file.
+fn test_file_pair() -> (String, String) {
+    let mut base = String::from("import pytest\n\nfrom shop.cart import Cart\n\n\ndef check_total(cart, n):\n    assert cart.total() == n\n");
+    for i in 0..200 {
+        base.push_str(&format!(
+            "\n\n@pytest.mark.parametrize(\"n\", [1, 2, 3])\ndef test_case_{i}(n):\n    cart = Cart([n] * {i})\n    assert cart.count() == {i}\n    check_total(cart, n * {i})\n    with pytest.raises(KeyError):\n        cart.remove('missing')\n"
+        ));
+    }
+    let head = base.replacen("    assert cart.count() == 7\n", "    assert True\n", 1);
+    (base, head)
+}
+
+#[divan::bench(sample_count = 20)]
+fn weakened_test_file_of_200_tests(bencher: divan::Bencher) {
+    bencher
+        .with_inputs(test_file_pair)
+        .bench_values(|(base, head)| {
+            let compared =
+                freezegate::inputs::weakened::compare("tests/test_cart.py", &base, &head)
+                    .expect("both sides parse");
+            assert_eq!(compared.findings.len(), 1);
+            compared
+        });
+}

@@ -47,7 +47,7 @@ fn the_record_applies_the_ledger_and_is_the_same_under_xdist() {
         report["summary"]["not_evaluated"],
         json!([
             "FZ207", "FZ208", "FZ209", "FZ210", "FZ211", "FZ212", "FZ501", "FZ603", "FZ604",
-            "FZ606", "FZ607"
+            "FZ606", "FZ607", "FZ610"
         ])
     );
 }
@@ -923,7 +923,7 @@ fn collect_ignore_is_fz604_at_its_line() {
 }
 
 #[test]
-fn a_deleted_test_is_fz603_and_warns() {
+fn a_deleted_test_is_fz603_an_error() {
     let report = judge_patch(
         |p| {
             p.write(
@@ -932,7 +932,7 @@ fn a_deleted_test_is_fz603_and_warns() {
             )
         },
         |p| p.write("tests/test_more.py", "def test_more():\n    assert True\n"),
-        0,
+        1,
         &["FZ603"],
         &[],
     );
@@ -956,7 +956,7 @@ fn a_test_module_renamed_out_of_collection_is_the_patchs_rename() {
             )
         },
         |p| p.git(&["mv", "tests/test_bag.py", "tests/bag_tset.py"]),
-        0,
+        1,
         &["FZ603"],
         &[],
     );
@@ -988,7 +988,7 @@ fn a_test_renamed_out_of_collection_is_named_at_its_new_def() {
                 "def test_more():\n    assert True\n\n\ndef xtest_edge():\n    assert True\n",
             )
         },
-        0,
+        1,
         &["FZ603"],
         &[],
     );
