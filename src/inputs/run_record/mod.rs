@@ -1309,4 +1309,55 @@ mod tests {
         let err = parse(&[bad]).unwrap_err();
         assert!(err.to_string().contains("outcome `maybe`"), "{err}");
     }
+
+    #[test]
+    fn hypothesis_settings_are_read_and_merged_and_an_older_record_has_none() {
+        let settings = |n: u32, extra: &str| {
+            format!(
+                r#"{{"max_examples": {n}, "phases": ["explicit", "generate"], "derandomize": false, "database": true, "given": true, "examples": 0, "file": "p.py", "line": 3{extra}}}"#
+            )
+        };
+        let first = compact(&format!(
+            r#""collected": ["p.py::p"], "tests": {{"p.py::p": {{"outcome": "passed"}}}},
+               "hypothesis": {{"tests": {{"p.py::p": {}}}, "profile": {{"name": "ci", "file": "conftest.py", "line": 4}}}}"#,
+            settings(100, "")
+        ));
+        let second = compact(&format!(
+            r#""collected": ["q.py::q"], "tests": {{"q.py::q": {{"outcome": "passed"}}}},
+               "hypothesis": {{"tests": {{"q.py::q": {}}}, "profile": null}}"#,
+            settings(
+                5,
+                r#", "settings_line": 2, "settings_keys": ["max_examples"]"#
+            )
+        ));
+        let runs = parse(&[first.clone(), second]).unwrap();
+        let properties = runs.properties.as_deref().unwrap();
+        let p = &properties.tests["p.py::p"];
+        assert_eq!((p.max_examples, p.settings_line), (100, None));
+        assert!(p.generates());
+        let q = &properties.tests["q.py::q"];
+        assert_eq!(q.max_examples, 5);
+        assert_eq!(q.settings_line, Some(2));
+        assert_eq!(
+            q.settings_keys.as_deref(),
+            Some(&["max_examples".to_string()][..])
+        );
+        let profile = properties.profile.as_ref().unwrap();
+        assert_eq!((profile.name.as_str(), profile.line), ("ci", Some(4)));
+        // Only explicit examples: no generation.
+        let explicit = PropertySettings {
+            phases: vec!["explicit".into()],
+            ..p.clone()
+        };
+        assert!(!explicit.generates());
+
+        // A record of a plugin that did not record settings: none, and no error.
+        let older =
+            record(r#""collected": ["p.py::p"], "tests": {"p.py::p": {"outcome": "passed"}}"#);
+        assert!(parse(&[older]).unwrap().properties.is_none());
+        // A malformed count is an error, not a silent zero.
+        let bad = first.replace("\"max_examples\":100", "\"max_examples\":\"many\"");
+        assert_ne!(bad, first);
+        assert!(parse(&[bad]).is_err());
+    }
 }
