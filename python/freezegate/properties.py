@@ -39,8 +39,12 @@ def facts_of(item: pytest.Item, span: Optional[Span], relative: Relative) -> Opt
         return None
     machine = getattr(function, "_hypothesis_state_machine_class", None)
     # A state machine's settings are its TestCase class's (one per machine, or the
-    # subclass pytest collected).
-    owner = getattr(item.parent, "obj", None) if isinstance(machine, type) else function
+    # subclass pytest collected); a method's are its function's, not those of the bound
+    # method each item makes of it.
+    if isinstance(machine, type):
+        owner = getattr(item.parent, "obj", None)
+    else:
+        owner = getattr(function, "__func__", function)
     known = _FACTS.get(id(owner))
     if known is not None and known[0] is owner:
         return known[1]
