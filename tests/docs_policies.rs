@@ -126,8 +126,8 @@ fn run_policy(script: &str, line: usize) {
     );
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     // FZ602/FZ605 run only with --run, FZ210-FZ212 with --proof, FZ603/FZ604 with the
-    // base's collection, FZ606 with the base's run, FZ501 under --trusted-ref, FZ610 with
-    // the base's files: these examples use none of them.
+    // base's collection, FZ304/FZ606 with the base's run, FZ501 under --trusted-ref, FZ610
+    // with the base's files: these examples use none of them.
     assert!(
         report["summary"]["not_evaluated"]
             .as_array()
@@ -135,8 +135,8 @@ fn run_policy(script: &str, line: usize) {
             .iter()
             .all(|code| {
                 [
-                    "FZ209", "FZ210", "FZ211", "FZ212", "FZ501", "FZ602", "FZ603", "FZ604",
-                    "FZ605", "FZ606", "FZ607", "FZ608", "FZ609", "FZ610",
+                    "FZ209", "FZ210", "FZ211", "FZ212", "FZ304", "FZ501", "FZ602", "FZ603",
+                    "FZ604", "FZ605", "FZ606", "FZ607", "FZ608", "FZ609", "FZ610",
                 ]
                 .contains(&code.as_str().unwrap())
             }),

@@ -319,6 +319,7 @@ print(json.dumps({"meta": {k: md.get_all(k) for k in set(md.keys())}, "files": f
             &"freezegate/pipe.py",
             &"freezegate/places.py",
             &"freezegate/plugin.py",
+            &"freezegate/properties.py",
             &"freezegate/samples.py",
         ],
         "{files:?}"

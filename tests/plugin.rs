@@ -46,8 +46,8 @@ fn the_record_applies_the_ledger_and_is_the_same_under_xdist() {
     assert_eq!(
         report["summary"]["not_evaluated"],
         json!([
-            "FZ207", "FZ208", "FZ209", "FZ210", "FZ211", "FZ212", "FZ501", "FZ603", "FZ604",
-            "FZ606", "FZ607", "FZ610"
+            "FZ207", "FZ208", "FZ209", "FZ210", "FZ211", "FZ212", "FZ304", "FZ501", "FZ603",
+            "FZ604", "FZ606", "FZ607", "FZ610"
         ])
     );
 }
@@ -1435,5 +1435,209 @@ fn a_fresh_clone_adopts_the_gate_in_four_commands_and_one_run() {
     assert_eq!(
         common::git(&work, &["rev-list", "--count", "origin/main..HEAD"]),
         "2"
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// A property must not get weaker (FZ304): every Hypothesis test's settings are in the
+// record, and a patch that makes one search less fails at the line that did it.
+
+/// A property with Hypothesis's default settings (100 examples, every phase), and a
+/// state machine with its own; on `main` before the patch.
+const WEAK: &str = r#"from hypothesis import example, given, settings, Phase, strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, rule
+
+from tests.test_app import price
+
+
+@given(st.integers())
+def test_price_is_idempotent(amount):
+    assert price(price(amount)) == price(amount)
+
+
+class Counter(RuleBasedStateMachine):
+    total = 0
+
+    @rule(amount=st.integers(min_value=0, max_value=9))
+    def add(self, amount):
+        self.total += price(amount)
+        assert self.total >= 0
+
+
+TestCounter = Counter.TestCase
+"#;
+const WEAK_ID: &str = "tests/test_weak.py::test_price_is_idempotent";
+const COUNTER_ID: &str = "tests/test_weak.py::TestCounter::runTest";
+
+fn weak_property(project: &Project) {
+    project.write("tests/test_weak.py", WEAK);
+}
+
+/// A patch of `tests/test_weak.py` that makes a property search less: FZ304 (and
+/// `also`) with and without xdist, at `file:line`, saying `message`.
+#[track_caller]
+fn weakened(patch: impl Fn(&Project), also: &[&str], file: &str, line: u64, message: &str) {
+    let mut expected = vec!["FZ304"];
+    expected.extend(also);
+    expected.sort();
+    let report = judge_patch(weak_property, patch, 1, &expected, &[]);
+    let v = violation(&report, "FZ304");
+    assert_eq!(v["severity"], "error", "{v}");
+    assert_eq!(
+        (v["file"].as_str(), v["line"].as_u64()),
+        (Some(file), Some(line)),
+        "{v}"
+    );
+    common::assert_contains(v["message"].as_str().unwrap(), message);
+}
+
+fn decorate(project: &Project, decorators: &str) {
+    edit(
+        project,
+        "tests/test_weak.py",
+        "@given(st.integers())\ndef test_price_is_idempotent",
+        &format!("{decorators}@given(st.integers())\ndef test_price_is_idempotent"),
+    );
+}
+
+#[test]
+fn the_record_has_every_hypothesis_tests_settings_and_the_same_under_xdist() {
+    let project = Project::new();
+    weak_property(&project);
+    project.commit("a property with default settings and a state machine");
+    let plain = project.record(&["-p", "no:xdist"], "gate/run0.json");
+    let sharded = project.record(&["-n", "2"], "gate/run2.json");
+    assert_eq!(plain["hypothesis"], sharded["hypothesis"]);
+    let tests = &plain["hypothesis"]["tests"];
+    // Not only the ledger's property: every Hypothesis test, and no other test.
+    let mut ids: Vec<&String> = tests.as_object().unwrap().keys().collect();
+    ids.sort();
+    assert_eq!(ids, [PROPERTY, COUNTER_ID, WEAK_ID], "{tests:#}");
+    let all = json!(["explicit", "reuse", "generate", "target", "shrink", "explain"]);
+    let default = &tests[WEAK_ID];
+    assert_eq!(default["max_examples"], 100);
+    assert_eq!(default["phases"], all);
+    assert_eq!(default["database"], true);
+    assert_eq!(default["derandomize"], false);
+    assert_eq!(default["given"], true);
+    assert_eq!(default["examples"], 0);
+    assert_eq!(
+        (&default["file"], &default["line"]),
+        (&json!("tests/test_weak.py"), &json!(7))
+    );
+    assert!(default.get("settings_line").is_none(), "{default}");
+    // The ledger's property sets its own: at its decorator, with what that line sets.
+    let own = &tests[PROPERTY];
+    assert_eq!(own["max_examples"], 50);
+    assert_eq!(own["database"], false);
+    assert_eq!(own["derandomize"], true);
+    assert_eq!(own["settings_line"], 6);
+    assert_eq!(
+        own["settings_keys"],
+        json!(["database", "derandomize", "max_examples"])
+    );
+    // The state machine, where pytest collected it.
+    let machine = &tests[COUNTER_ID];
+    assert_eq!(
+        (&machine["file"], &machine["line"]),
+        (&json!("tests/test_weak.py"), &json!(21))
+    );
+    assert_eq!(machine["given"], true);
+    assert_eq!(plain["hypothesis"]["profile"]["name"], "default");
+}
+
+#[test]
+fn max_examples_cut_to_one_is_fz304_at_the_decorator() {
+    weakened(
+        |p| decorate(p, "@settings(max_examples=1)\n"),
+        &[],
+        "tests/test_weak.py",
+        7,
+        &format!("{WEAK_ID}: max_examples 100 at base, 1 in this patch"),
+    );
+}
+
+#[test]
+fn the_generate_phase_dropped_is_fz304() {
+    weakened(
+        |p| decorate(p, "@settings(phases=[Phase.explicit])\n"),
+        // With no example to run, Hypothesis skips the test too.
+        &["FZ601"],
+        "tests/test_weak.py",
+        7,
+        "the generate phase ran at base, not in this patch (phases: explicit)",
+    );
+}
+
+#[test]
+fn a_property_left_only_its_examples_is_fz304() {
+    weakened(
+        |p| decorate(p, "@example(0)\n@example(7)\n@settings(phases=[Phase.explicit])\n"),
+        &[],
+        "tests/test_weak.py",
+        9, // the settings line, below the examples
+        "@example-only in this patch (2 explicit examples; phases: explicit), generated inputs at base",
+    );
+}
+
+#[test]
+fn a_state_machine_cut_by_its_testcase_settings_is_fz304() {
+    weakened(
+        |p| {
+            edit(
+                p,
+                "tests/test_weak.py",
+                "TestCounter = Counter.TestCase\n",
+                "TestCounter = Counter.TestCase\nTestCounter.settings = settings(max_examples=2)\n",
+            )
+        },
+        &[],
+        "tests/test_weak.py",
+        22,
+        &format!("{COUNTER_ID}: max_examples 100 at base, 2 in this patch"),
+    );
+}
+
+#[test]
+fn a_settings_profile_in_a_conftest_is_fz304_at_its_load() {
+    // The ledger's property sets its own max_examples: the profile cuts only the
+    // others, and the report is at the conftest line that loads it (FZ502 warns that
+    // the patch changed a conftest).
+    weakened(
+        |p| {
+            p.write(
+                "conftest.py",
+                "from hypothesis import settings\n\nsettings.register_profile(\"quick\", max_examples=5)\nsettings.load_profile(\"quick\")\n",
+            )
+        },
+        &["FZ502"],
+        "conftest.py",
+        4,
+        "max_examples 100 at base, 5 in this patch",
+    );
+}
+
+#[test]
+fn more_examples_or_an_edited_body_is_no_fz304() {
+    judge_patch(
+        weak_property,
+        |p| decorate(p, "@settings(max_examples=300)\n"),
+        0,
+        &[],
+        &[],
+    );
+    judge_patch(
+        weak_property,
+        |p| {
+            edit(
+                p,
+                "tests/test_weak.py",
+                "    assert price(price(amount)) == price(amount)\n",
+                "    once = price(amount)\n    assert price(once) == once\n",
+            )
+        },
+        0,
+        &[],
+        &[],
     );
 }

@@ -144,6 +144,17 @@ def _machine(machine: type) -> Tuple[Optional[Span], Optional[str]]:
     return (first, node.end_lineno or first), _digest(node)
 
 
+def definition_at(filename: str, first: int) -> Optional[Definition]:
+    """The function or class of a file whose first line (decorators included) is
+    ``first``, while collection's parsed files are kept."""
+    return _definitions(filename).get(first)
+
+
+def module_tree(filename: str) -> Optional[ast.Module]:
+    """A file's parsed tree, while collection's parsed files are kept."""
+    return _tree(filename)
+
+
 def _digest_at(filename: str, first: int) -> Optional[str]:
     node = _definitions(filename).get(first)
     return _digest(node) if node is not None else None

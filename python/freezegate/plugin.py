@@ -6,8 +6,9 @@ Inert until enabled with ``--freezegate`` (or ini ``freezegate = true``), or sta
 the binary stays there (:mod:`freezegate.binary`). Under pytest-xdist the controller asks
 the binary once, hands the answer to the workers, and merges what they collected; it
 writes the record. The rest lives by concern: :mod:`freezegate.outcomes` (what reports
-say), :mod:`freezegate.samples` (Hypothesis inputs), :mod:`freezegate.census` (hooks that
-can change outcomes) and :mod:`freezegate.pipe` (the supervised run).
+say), :mod:`freezegate.samples` (Hypothesis inputs), :mod:`freezegate.properties`
+(Hypothesis settings), :mod:`freezegate.census` (hooks that can change outcomes) and
+:mod:`freezegate.pipe` (the supervised run).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from .binary import ask_binary
 from .code import code_of, forget as forget_code
 from .outcomes import RANK, covered_by, outcome_of, reason, relative_to, skip_detail
 from .places import skip_place
+from .properties import facts_of, profile as hypothesis_profile
 from .pipe import Pipe, restore_import_path
 from .samples import Samples, max_samples
 
@@ -92,6 +94,9 @@ class Collection:
         self.digests: Dict[str, str] = {}
         # Where a test pytest places outside the repository is in it (a state machine).
         self.places: Dict[str, List[Any]] = {}
+        # Each Hypothesis test's settings, and the profile in force (FZ304).
+        self.hypothesis: Dict[str, Dict[str, Any]] = {}
+        self.profile: Optional[Dict[str, Any]] = None
 
     def to_json(self) -> Dict[str, Any]:
         return {
@@ -102,6 +107,8 @@ class Collection:
             "lines": self.lines,
             "digests": self.digests,
             "places": self.places,
+            "hypothesis": self.hypothesis,
+            "profile": self.profile,
         }
 
     def merge(self, other: Dict[str, Any]) -> None:
@@ -113,6 +120,8 @@ class Collection:
         self.lines.update(other["lines"])
         self.digests.update(other["digests"])
         self.places.update(other["places"])
+        self.hypothesis.update(other.get("hypothesis", {}))
+        self.profile = self.profile or other.get("profile")
 
 
 class FreezegatePlugin:
@@ -189,6 +198,10 @@ class FreezegatePlugin:
         frozen = self.frozen
         # Only a test in a file with a freeze can be covered by one.
         files = {node_id.partition("::")[0] for node_id in frozen}
+        # Hypothesis is imported by a suite that has properties, once it is collected:
+        # a suite without them does not pay for importing it, nor for reading settings.
+        properties = "hypothesis" in sys.modules
+        settings = collection.hypothesis
         for item in items:
             node_id = item.nodeid
             before.append(node_id)
@@ -203,10 +216,14 @@ class FreezegatePlugin:
                 collection.digests[node_id] = digest
             if place is not None:
                 collection.places[node_id] = [self.relative(place[0]), place[1]]
+            if properties:
+                facts = facts_of(item, span, self.relative)
+                if facts is not None:
+                    settings[node_id] = facts
+        if properties:
+            collection.profile = hypothesis_profile(config, self.relative)
         forget_code()
-        # Hypothesis is imported by a suite that has properties, once it is collected:
-        # a suite without them does not pay for importing it.
-        if "hypothesis" in sys.modules:
+        if properties:
             self.samples.install(self.answer.get("observe"))
             self.samples.observe_items(items)
         yield
@@ -430,6 +447,7 @@ class FreezegatePlugin:
             "tests": tests,
             "collection_skips": [self.collection_skips[k] for k in sorted(self.collection_skips)],
             "samples": {k: samples[k] for k in sorted(samples)},
+            "hypothesis": {"tests": collection.hypothesis, "profile": collection.profile},
             "selection": self._selection(addopts_at),
             "addopts_at": {k: v for k, v in addopts_at.items() if k in ("file", "line")} if addopts_at else None,
             "addopts_options": addopts_at["options"] if addopts_at else [],

@@ -527,6 +527,42 @@ pub fn register(engine: &mut Engine, pytest_root: String, repo_root: std::path::
                     .map_or(Dynamic::UNIT, |o| Dynamic::from(o.as_str()))
             },
         )
+        // Hypothesis tests' settings (FZ304): whether the records had them, the ids that
+        // have them, one test's (a map, () for none), and the profile in force.
+        .register_get("has_settings", |r: &mut crate::inputs::run_record::Runs| {
+            r.properties.is_some()
+        })
+        .register_get(
+            "settings_ids",
+            |r: &mut crate::inputs::run_record::Runs| -> Array {
+                r.properties
+                    .iter()
+                    .flat_map(|p| p.tests.keys())
+                    .map(|id| Dynamic::from(id.clone()))
+                    .collect()
+            },
+        )
+        .register_fn(
+            "settings",
+            |r: &mut crate::inputs::run_record::Runs, id: &str| {
+                r.properties
+                    .as_ref()
+                    .and_then(|p| p.tests.get(id))
+                    .map_or(Dynamic::UNIT, settings_map)
+            },
+        )
+        .register_get("profile", |r: &mut crate::inputs::run_record::Runs| {
+            r.properties
+                .as_ref()
+                .and_then(|p| p.profile.as_ref())
+                .map_or(Dynamic::UNIT, |p| {
+                    let mut map = Map::new();
+                    map.insert("name".into(), p.name.clone().into());
+                    map.insert("file".into(), optional_text(&p.file));
+                    map.insert("line".into(), optional_line(p.line));
+                    Dynamic::from_map(map)
+                })
+        })
         .register_fn("to_string", |r: &mut crate::inputs::run_record::Runs| {
             format!("Runs({} records)", r.headers.len())
         })
@@ -762,4 +798,38 @@ fn shift(date: Date, days: INT) -> Result<Date, Box<EvalAltResult>> {
         .checked_add(span)
         .map(Date)
         .map_err(|e| runtime_error(format!("date out of range: {e}")))
+}
+
+fn optional_text(text: &Option<String>) -> Dynamic {
+    text.clone().map_or(Dynamic::UNIT, Dynamic::from)
+}
+
+fn optional_line(line: Option<u32>) -> Dynamic {
+    line.map_or(Dynamic::UNIT, |l| Dynamic::from_int(INT::from(l)))
+}
+
+/// A Hypothesis test's settings as a script sees them (`runs.settings(id)`).
+fn settings_map(s: &crate::inputs::run_record::PropertySettings) -> Dynamic {
+    let mut map = Map::new();
+    map.insert(
+        "max_examples".into(),
+        Dynamic::from_int(INT::from(s.max_examples)),
+    );
+    let phases: Array = s.phases.iter().map(|p| Dynamic::from(p.clone())).collect();
+    map.insert("phases".into(), Dynamic::from_array(phases));
+    map.insert("derandomize".into(), s.derandomize.into());
+    map.insert("database".into(), s.database.into());
+    map.insert("given".into(), s.given.into());
+    map.insert("generates".into(), s.generates().into());
+    map.insert("examples".into(), Dynamic::from_int(INT::from(s.examples)));
+    map.insert("file".into(), optional_text(&s.file));
+    map.insert("line".into(), optional_line(s.line));
+    map.insert("settings_line".into(), optional_line(s.settings_line));
+    map.insert(
+        "settings_keys".into(),
+        s.settings_keys.as_ref().map_or(Dynamic::UNIT, |keys| {
+            Dynamic::from_array(keys.iter().map(|k| Dynamic::from(k.clone())).collect())
+        }),
+    );
+    Dynamic::from_map(map)
 }

@@ -142,6 +142,68 @@ impl HookImpl {
     }
 }
 
+/// How hard one Hypothesis test searches, as the plugin read its settings object
+/// (`properties.py`): FZ304 compares a test's with the base run's.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct PropertySettings {
+    pub max_examples: u32,
+    /// Hypothesis's `Phase` names (`explicit`, `reuse`, `generate`, ...).
+    #[serde(default)]
+    pub phases: Vec<String>,
+    #[serde(default)]
+    pub derandomize: bool,
+    /// Whether an example database is on.
+    #[serde(default)]
+    pub database: bool,
+    /// A `@given` test or a state machine (not only `@example`s).
+    #[serde(default)]
+    pub given: bool,
+    /// Its explicit `@example`s.
+    #[serde(default)]
+    pub examples: u32,
+    /// Where the test is (its first decorator), relative to pytest's rootdir.
+    #[serde(default)]
+    pub file: Option<String>,
+    #[serde(default)]
+    pub line: Option<u32>,
+    /// The line of the test's own settings (`@settings(...)`, `TestX.settings = ...`)
+    /// in `file`, when it has them; else the profile's are in force.
+    #[serde(default)]
+    pub settings_line: Option<u32>,
+    /// The settings those set themselves (`max_examples`, `phases`, ...; `*` for a
+    /// settings object with a parent, or not a call): the rest are the profile's.
+    #[serde(default)]
+    pub settings_keys: Option<Vec<String>>,
+}
+
+impl PropertySettings {
+    /// Whether Hypothesis generates inputs for it (a `@given` test with the generate
+    /// phase), rather than only running its explicit examples.
+    pub fn generates(&self) -> bool {
+        self.given && self.phases.iter().any(|p| p == "generate")
+    }
+}
+
+/// The Hypothesis settings profile a run had in force, and the conftest line that
+/// loads (else registers) it, when the plugin found one.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct SettingsProfile {
+    pub name: String,
+    #[serde(default)]
+    pub file: Option<String>,
+    #[serde(default)]
+    pub line: Option<u32>,
+}
+
+/// The record's `hypothesis` object: every Hypothesis test's settings, by node id.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Properties {
+    #[serde(default)]
+    pub tests: BTreeMap<String, PropertySettings>,
+    #[serde(default)]
+    pub profile: Option<SettingsProfile>,
+}
+
 /// A tool module a run imported from outside the interpreter's install paths (see the
 /// plugin's `census.tools`): FZ608 judges one from the repository.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
@@ -194,6 +256,9 @@ pub struct Runs {
     pub hooks: Vec<HookImpl>,
     /// Where each record's run imported pytest, pluggy, Hypothesis and freezegate from.
     pub tools: Vec<ToolModule>,
+    /// Every Hypothesis test's settings; `None` when no record had them (a record of an
+    /// older plugin).
+    pub properties: Option<std::sync::Arc<Properties>>,
 }
 
 /// A skip, xfail or collection skip of the run that the ledger did not apply.
@@ -328,6 +393,7 @@ struct Merge {
     addopts_options: Vec<AddoptsOption>,
     hooks: std::collections::BTreeSet<HookImpl>,
     tools: std::collections::BTreeSet<ToolModule>,
+    properties: Option<Properties>,
     /// Where the next `tests` row is expected in `collected`.
     next_row: usize,
     /// How many records were merged: the number of the one being read.
@@ -585,6 +651,16 @@ impl<'de> DeserializeSeed<'de> for Field<'_, '_> {
                 let tools: Vec<ToolModule> = Deserialize::deserialize(de)?;
                 merge.tools.extend(tools);
             }
+            "hypothesis" => {
+                let found: Properties = Deserialize::deserialize(de)?;
+                let properties = merge.properties.get_or_insert_with(Properties::default);
+                for (id, settings) in found.tests {
+                    properties.tests.entry(id).or_insert(settings);
+                }
+                if properties.profile.is_none() {
+                    properties.profile = found.profile;
+                }
+            }
             "collection_skips" => {
                 let skips: Vec<CollectionSkip> = Deserialize::deserialize(de)?;
                 merge.collection_skips.extend(skips);
@@ -807,6 +883,7 @@ impl Runs {
             addopts_options: merge.addopts_options,
             hooks: merge.hooks.into_iter().collect(),
             tools: merge.tools.into_iter().collect(),
+            properties: merge.properties.map(std::sync::Arc::new),
         }
     }
 }
@@ -1231,5 +1308,56 @@ mod tests {
         let bad = record(r#""collected": [], "tests": {"t.py::a": {"outcome": "maybe"}}"#);
         let err = parse(&[bad]).unwrap_err();
         assert!(err.to_string().contains("outcome `maybe`"), "{err}");
+    }
+
+    #[test]
+    fn hypothesis_settings_are_read_and_merged_and_an_older_record_has_none() {
+        let settings = |n: u32, extra: &str| {
+            format!(
+                r#"{{"max_examples": {n}, "phases": ["explicit", "generate"], "derandomize": false, "database": true, "given": true, "examples": 0, "file": "p.py", "line": 3{extra}}}"#
+            )
+        };
+        let first = compact(&format!(
+            r#""collected": ["p.py::p"], "tests": {{"p.py::p": {{"outcome": "passed"}}}},
+               "hypothesis": {{"tests": {{"p.py::p": {}}}, "profile": {{"name": "ci", "file": "conftest.py", "line": 4}}}}"#,
+            settings(100, "")
+        ));
+        let second = compact(&format!(
+            r#""collected": ["q.py::q"], "tests": {{"q.py::q": {{"outcome": "passed"}}}},
+               "hypothesis": {{"tests": {{"q.py::q": {}}}, "profile": null}}"#,
+            settings(
+                5,
+                r#", "settings_line": 2, "settings_keys": ["max_examples"]"#
+            )
+        ));
+        let runs = parse(&[first.clone(), second]).unwrap();
+        let properties = runs.properties.as_deref().unwrap();
+        let p = &properties.tests["p.py::p"];
+        assert_eq!((p.max_examples, p.settings_line), (100, None));
+        assert!(p.generates());
+        let q = &properties.tests["q.py::q"];
+        assert_eq!(q.max_examples, 5);
+        assert_eq!(q.settings_line, Some(2));
+        assert_eq!(
+            q.settings_keys.as_deref(),
+            Some(&["max_examples".to_string()][..])
+        );
+        let profile = properties.profile.as_ref().unwrap();
+        assert_eq!((profile.name.as_str(), profile.line), ("ci", Some(4)));
+        // Only explicit examples: no generation.
+        let explicit = PropertySettings {
+            phases: vec!["explicit".into()],
+            ..p.clone()
+        };
+        assert!(!explicit.generates());
+
+        // A record of a plugin that did not record settings: none, and no error.
+        let older =
+            record(r#""collected": ["p.py::p"], "tests": {"p.py::p": {"outcome": "passed"}}"#);
+        assert!(parse(&[older]).unwrap().properties.is_none());
+        // A malformed count is an error, not a silent zero.
+        let bad = first.replace("\"max_examples\":100", "\"max_examples\":\"many\"");
+        assert_ne!(bad, first);
+        assert!(parse(&[bad]).is_err());
     }
 }
