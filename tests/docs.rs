@@ -103,14 +103,15 @@ fn readme_failing_replays_show_the_rule_at_the_line() {
     }
     let (_, skipped) = replay(&["inline-skip"]);
     assert!(
-        skipped.contains("tests/test_billing.py:10:1]")
-            && skipped.contains(" 10 │ @pytest.mark.skip(reason="),
+        skipped.contains("tests/test_billing.py:6:1]")
+            && skipped.contains(" 6 │ @pytest.mark.skip(reason="),
         "FZ601 points at the decorator: {skipped}"
     );
     let (_, hollow) = replay(&["hollow-deposit"]);
     assert!(
-        hollow.contains("surviving: examples/pytest-demo/billing/proration.py:")
-            && hollow.contains("; examples/pytest-demo/billing/proration.py:22 (- return"),
+        hollow.contains("only tests/test_billing.py::test_proration_rounding kills")
+            && hollow
+                .contains("let through: examples/pytest-demo/billing/proration.py:22 (- return"),
         "FZ210 names the mutants the hollow property lets through: {hollow}"
     );
     // The same recording fails once the freeze has expired.

@@ -135,8 +135,8 @@ fn run_policy(script: &str, line: usize) {
             .iter()
             .all(|code| {
                 [
-                    "FZ209", "FZ210", "FZ211", "FZ212", "FZ304", "FZ501", "FZ602", "FZ603",
-                    "FZ604", "FZ605", "FZ606", "FZ607", "FZ608", "FZ609", "FZ610",
+                    "FZ209", "FZ210", "FZ211", "FZ212", "FZ213", "FZ304", "FZ501", "FZ602",
+                    "FZ603", "FZ604", "FZ605", "FZ606", "FZ607", "FZ608", "FZ609", "FZ610",
                 ]
                 .contains(&code.as_str().unwrap())
             }),

@@ -375,26 +375,112 @@ fn a_frozen_test_whose_kills_other_tests_share_withdraws_nothing() {
     );
 }
 
-/// The classic green: break the code, freeze the test that now fails. The proof runs the
-/// frozen test alone three times: it fails each time, so the proof records it as failed
-/// (not flaky) and its kills as unknown.
+/// The base's run, before the freeze and the break: gate/base-run.json, every test passed.
+/// The ledger (with the freeze) is put back and returned.
+fn base_run_without_the_freeze(root: &Path) -> String {
+    let ledger = std::fs::read_to_string(root.join("gate/freeze_ledger.json")).unwrap();
+    write(
+        root,
+        "gate/freeze_ledger.json",
+        "{\"schema\": 1, \"freezes\": []}\n",
+    );
+    let mut pytest = std::process::Command::new(python());
+    let out = hermetic(&mut pytest)
+        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
+        .args(["--freezegate-record", "gate/base-run.json"])
+        .current_dir(root)
+        .env_remove("VIRTUAL_ENV")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    write(root, "gate/freeze_ledger.json", &ledger);
+    ledger
+}
+
+/// The classic green: break the code, freeze the test that now fails, deposit a property
+/// that passes anyway. The proof runs the frozen test alone three times: it fails each
+/// time, and the base run has it passing: FZ213.
 #[test]
-fn a_frozen_test_the_patch_broke_fails_every_run_alone() {
+fn freezing_a_test_the_patch_broke_is_fz213() {
     let dir = project(NON_NEGATIVE, FROZEN);
     let root = dir.path();
+    base_run_without_the_freeze(root);
     // The patch: `reserve` no longer returns 0 when qty exceeds the stock.
     let broken = INVENTORY.replace("        return 0\n", "        return stock\n");
     assert_ne!(broken, INVENTORY);
     write(root, "inventory.py", &broken);
     git(root, &["commit", "-qam", "break reserve, freeze its test"]);
     let summary = proved(root, &[]);
-    assert_contains(
-        &summary,
-        "unknown (it fails alone on the unmutated code, every run of 3)",
-    );
+    assert_contains(&summary, "every run of 3");
     assert_eq!(
         record(root, "gate/proof.json")["freezes"][0]["frozen_clean"],
         "failed"
+    );
+    let mut command = common::freezegate(root);
+    let out = hermetic(&mut command)
+        .args(["check", "--select", "FZ210,FZ213", "--today", "2026-11-30"])
+        .args(["--format", "json", "--proof", "gate/proof.json"])
+        .args(["--base-run", "gate/base-run.json"])
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}{}", text(&out.stdout), text(&out.stderr)));
+    assert_eq!(out.status.code(), Some(1), "{report}");
+    assert_eq!(codes(&report), ["FZ213"], "{report}");
+    assert_contains(
+        &message(&report, "FZ213"),
+        "passed in the base run: the patch broke what it checks",
+    );
+}
+
+/// The same break, and the patch also guts the test it freezes (the check that now fails
+/// deleted): skipped, nobody would see the gutted test pass. `prove --base` runs the
+/// frozen test as the base defined it, which fails on the broken code: FZ213, saying so.
+#[test]
+fn a_frozen_test_the_patch_also_gutted_is_judged_as_the_base_defined_it() {
+    let dir = project(NON_NEGATIVE, FROZEN);
+    let root = dir.path();
+    let ledger = base_run_without_the_freeze(root);
+    // The base commit has no freeze, so the patch's freeze is new (what prove --base proves).
+    write(
+        root,
+        "gate/freeze_ledger.json",
+        "{\"schema\": 1, \"freezes\": []}\n",
+    );
+    git(root, &["commit", "-qam", "base: no freeze"]);
+    write(root, "gate/freeze_ledger.json", &ledger);
+    let broken = INVENTORY.replace("        return 0\n", "        return stock\n");
+    write(root, "inventory.py", &broken);
+    let gutted = EXAMPLES.replace("    assert reserve(2, 3) == 0\n", "");
+    assert_ne!(gutted, EXAMPLES);
+    write(root, "tests/test_inventory.py", &gutted);
+    git(
+        root,
+        &["commit", "-qam", "break reserve, gut and freeze its test"],
+    );
+    let summary = proved(root, &["--base", "HEAD~1"]);
+    assert_contains(&summary, "frozen test: as the base defined it");
+    let freeze = &record(root, "gate/proof.json")["freezes"][0];
+    assert_eq!(freeze["frozen_at_base"], true, "{freeze}");
+    assert_eq!(freeze["frozen_clean"], "failed", "{freeze}");
+    // The user's tree keeps the patch's version: only the proof's copy had the base's.
+    assert_eq!(
+        std::fs::read_to_string(root.join("tests/test_inventory.py")).unwrap(),
+        gutted
+    );
+    let mut command = common::freezegate(root);
+    let out = hermetic(&mut command)
+        .args(["check", "--select", "FZ213", "--today", "2026-11-30"])
+        .args(["--format", "json", "--proof", "gate/proof.json"])
+        .args(["--base-run", "gate/base-run.json"])
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}{}", text(&out.stdout), text(&out.stderr)));
+    assert_eq!(codes(&report), ["FZ213"], "{report}");
+    assert_contains(
+        &message(&report, "FZ213"),
+        "as the base defined it (the patch changed it) fails alone on this commit's code",
     );
 }
 

@@ -58,6 +58,10 @@ pub struct FreezeProof {
     /// The frozen test's outcome alone on the unmutated code: `passed`, `failed` (every
     /// time of three, derandomized) or `flaky` (some of them).
     pub frozen_clean: String,
+    /// The patch changed the frozen test's definition: the proof ran it as it was at
+    /// base (a patch can gut the test it freezes, and the skip hides it).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub frozen_at_base: bool,
     /// Each property's outcome on the unmutated code; one that fails there kills nothing.
     pub properties_clean: BTreeMap<String, String>,
     /// Every mutant at stake, over all shards.
@@ -240,6 +244,7 @@ pub struct MergedFreeze {
     pub test_id: String,
     pub files: Vec<String>,
     pub frozen_clean: String,
+    pub frozen_at_base: bool,
     pub mutants_total: u64,
     /// Why a record stopped short, when one did.
     pub incomplete: Option<String>,
@@ -290,6 +295,7 @@ impl Proofs {
                         test_id: freeze.test_id.clone(),
                         files: Vec::new(),
                         frozen_clean: freeze.frozen_clean.clone(),
+                        frozen_at_base: freeze.frozen_at_base,
                         mutants_total: freeze.mutants_total,
                         incomplete: None,
                         mutants: BTreeMap::new(),
@@ -454,6 +460,7 @@ impl crate::engine::ScriptValue for Proofs {
             map.insert("test_id".into(), f.test_id.clone().into());
             map.insert("file".into(), f.files.join(", ").into());
             map.insert("frozen_clean".into(), f.frozen_clean.clone().into());
+            map.insert("frozen_at_base".into(), f.frozen_at_base.into());
             map.insert("total".into(), (f.mutants_total as i64).into());
             map.insert("proven".into(), (f.mutants.len() as i64).into());
             map.insert("complete".into(), f.is_complete().into());

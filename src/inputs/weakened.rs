@@ -368,6 +368,98 @@ fn parse(path: &str, source: &str) -> Result<File, String> {
     Ok(file)
 }
 
+/// The patch's text of a test file with one test's definition (its decorators, `def`
+/// and body) put back as it was at base, for the proof to judge what the base checked
+/// (a patch can gut the test it freezes: skipped, nobody sees it fail). `test` is
+/// `name` or `Class::name`. `Ok(None)` when the definition is the same on both sides
+/// (whitespace aside) or is not in both; `Err` names the side that does not parse.
+pub fn with_base_version(
+    path: &str,
+    base: &str,
+    head: &str,
+    test: &str,
+) -> Result<Option<String>, String> {
+    let at_base =
+        definition(path, base, test).map_err(|e| format!("it does not parse at base: {e}"))?;
+    let in_patch =
+        definition(path, head, test).map_err(|e| format!("it does not parse in the patch: {e}"))?;
+    let (Some(from), Some(to)) = (at_base, in_patch) else {
+        return Ok(None);
+    };
+    let text = |source: &str, (first, last): (usize, usize)| -> Vec<String> {
+        source
+            .lines()
+            .skip(first - 1)
+            .take(last + 1 - first)
+            .map(str::to_string)
+            .collect()
+    };
+    let before = text(base, from);
+    let after = text(head, to);
+    let collapsed = |lines: &[String]| {
+        lines
+            .join("\n")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    if collapsed(&before) == collapsed(&after) {
+        return Ok(None);
+    }
+    // The base's lines at the patch's indentation (a test moved into a class, or out).
+    let indent = |line: &str| line.len() - line.trim_start().len();
+    let (was, now) = (indent(&before[0]), indent(&after[0]));
+    let moved = before.iter().map(|line| {
+        if line.trim().is_empty() {
+            String::new()
+        } else if now >= was {
+            format!("{}{line}", " ".repeat(now - was))
+        } else {
+            line[(was - now).min(indent(line))..].to_string()
+        }
+    });
+    let mut out: Vec<String> = head.lines().take(to.0 - 1).map(str::to_string).collect();
+    out.extend(moved);
+    out.extend(head.lines().skip(to.1).map(str::to_string));
+    let mut joined = out.join("\n");
+    if head.ends_with('\n') {
+        joined.push('\n');
+    }
+    Ok(Some(joined))
+}
+
+/// The first and last line of the definition pytest collects as `test` (the last
+/// `def` of that name in its scope), from its first decorator.
+fn definition(path: &str, source: &str, test: &str) -> Result<Option<(usize, usize)>, String> {
+    let suite = ast::Suite::parse(source, path).map_err(|e| e.to_string())?;
+    let lines = LineIndex::new(source);
+    let (class, name) = match test.split_once("::") {
+        Some((class, name)) => (Some(class), name),
+        None => (None, test),
+    };
+    let scope: &[Stmt] = match class {
+        None => &suite,
+        Some(class) => match suite.iter().rev().find_map(|stmt| match stmt {
+            Stmt::ClassDef(c) if c.name.as_str() == class => Some(&c.body),
+            _ => None,
+        }) {
+            Some(body) => body,
+            None => return Ok(None),
+        },
+    };
+    Ok(scope.iter().rev().find_map(|stmt| {
+        let (found, _, decorators) = function(stmt)?;
+        (found == name).then(|| {
+            let start = decorators.first().map_or(stmt.start(), |d| d.start());
+            let end = stmt.end().to_usize().saturating_sub(1);
+            (
+                lines.line(start.to_usize()) as usize,
+                lines.line(end) as usize,
+            )
+        })
+    }))
+}
+
 /// Byte offsets to 1-based line numbers.
 struct LineIndex(Vec<usize>);
 
@@ -848,5 +940,44 @@ diff --git a/README.md b/README.md
     fn a_side_that_does_not_parse_is_named() {
         let err = compare("tests/test_cart.py", BASE, "def test_total(:\n").unwrap_err();
         assert!(err.starts_with("it does not parse in the patch: "), "{err}");
+    }
+
+    #[test]
+    fn a_gutted_test_is_put_back_as_at_base_and_the_rest_of_the_patch_kept() {
+        let base = "import x\n\n@mark\ndef test_a():\n    assert x.f(1) == 2\n    assert x.f(2) == 3\n\n\ndef test_b():\n    assert True\n";
+        let head = "import x\n\n@mark\ndef test_a():\n    pass\n\n\ndef test_b():\n    assert True\n\n\ndef test_new():\n    assert x.f(0) == 1\n";
+        let put_back = with_base_version("tests/test_x.py", base, head, "test_a")
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            put_back,
+            "import x\n\n@mark\ndef test_a():\n    assert x.f(1) == 2\n    assert x.f(2) == 3\n\n\ndef test_b():\n    assert True\n\n\ndef test_new():\n    assert x.f(0) == 1\n"
+        );
+    }
+
+    #[test]
+    fn a_method_is_put_back_at_the_patchs_indentation() {
+        let base = "class TestA:\n  def test_a(self):\n    assert f() == 1\n";
+        let head = "class TestA:\n    def test_a(self):\n        assert f() == 0\n";
+        let put_back = with_base_version("tests/test_x.py", base, head, "TestA::test_a")
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            put_back,
+            "class TestA:\n    def test_a(self):\n      assert f() == 1\n"
+        );
+    }
+
+    #[test]
+    fn an_unchanged_reformatted_or_new_test_is_left_as_the_patch_has_it() {
+        let base = "def test_a():\n    assert f(1) == 2\n";
+        let reformatted = "def test_a():\n    assert f(1)  ==  2\n";
+        assert_eq!(
+            with_base_version("t.py", base, reformatted, "test_a"),
+            Ok(None)
+        );
+        assert_eq!(with_base_version("t.py", base, base, "test_b"), Ok(None));
+        let err = with_base_version("t.py", "def test_a(:\n", base, "test_a").unwrap_err();
+        assert!(err.starts_with("it does not parse at base: "), "{err}");
     }
 }

@@ -152,7 +152,8 @@ pub fn prove(cwd: &Path, config: &Config, options: &Options) -> Result<Proven, G
     let mut timings = Vec::new();
     for entry in selected(&ledger, options.all) {
         let begun = Instant::now();
-        let (freeze, mutants) = prove_one(
+        let test_file = base_version_of_frozen(entry, &scratch, config, options, &pytest_root)?;
+        let proven = prove_one(
             entry,
             &runner,
             &driver,
@@ -162,7 +163,12 @@ pub fn prove(cwd: &Path, config: &Config, options: &Options) -> Result<Proven, G
             &left_out,
             options,
             deadline,
-        )?;
+        );
+        if let Some(file) = &test_file {
+            scratch.restore(file)?;
+        }
+        let (mut freeze, mutants) = proven?;
+        freeze.frozen_at_base = test_file.is_some();
         timings.push(Timing {
             total: begun.elapsed(),
             mutants,
@@ -187,6 +193,44 @@ pub fn prove(cwd: &Path, config: &Config, options: &Options) -> Result<Proven, G
         freezes,
     };
     Ok(Proven { record, timings })
+}
+
+/// Puts the frozen test's definition back in the scratch copy as it was at `--base`
+/// when the patch changed it, so the proof judges what the base checked; the test
+/// file's path in the repository when it did (to restore after this freeze).
+fn base_version_of_frozen(
+    entry: &Entry,
+    scratch: &scratch::Scratch,
+    config: &Config,
+    options: &Options,
+    pytest_root: &str,
+) -> Result<Option<String>, GateError> {
+    let (Some(base), Some(test_id)) = (options.base.as_deref(), entry.test_id()) else {
+        return Ok(None);
+    };
+    let suite_file = crate::inputs::ids::file_of(test_id);
+    let file = in_repo(pytest_root, suite_file);
+    let Some(at_base) = tools::file_at(&config.repo_root, base, &file) else {
+        return Ok(None); // a test the patch adds (or moves): there is no base version
+    };
+    let copy = scratch.root.join(&file);
+    let Ok(in_patch) = std::fs::read_to_string(&copy) else {
+        return Ok(None);
+    };
+    let test = crate::inputs::ids::strip_params(test_id)
+        .split_once("::")
+        .map_or("", |(_, name)| name);
+    match crate::inputs::weakened::with_base_version(suite_file, &at_base, &in_patch, test) {
+        Ok(None) => Ok(None),
+        Ok(Some(text)) => {
+            std::fs::write(&copy, text).map_err(|e| GateError::io(&file, e))?;
+            Ok(Some(file))
+        }
+        Err(why) => Err(GateError::usage(format!(
+            "prove: cannot take {test_id} as it was at {base}: {file}: {why}"
+        ))
+        .with_help("the proof judges the frozen test as the base had it (the patch may have changed it): fix the file, or give a --base whose version of it parses")),
+    }
 }
 
 /// The error for a frozen test whose call phase ran no function of the project: a proof
@@ -267,6 +311,7 @@ fn prove_one(
         properties: properties.clone(),
         stake: Vec::new(),
         frozen_clean: "unknown".into(),
+        frozen_at_base: false,
         properties_clean: BTreeMap::new(),
         mutants_total: 0,
         incomplete: None,
@@ -300,7 +345,8 @@ fn prove_one(
     .to_string();
     let ran = alone.call_phase(driver, runner, &test_id)?;
     // One failure alone may be a flake: it fails every time of ALONE_RUNS
-    // (derandomized), or it is "flaky" (its kills unknown either way).
+    // (derandomized), or it is "flaky" (its kills unknown either way; FZ213 refuses a
+    // freeze of a test that fails every time alone and passed at base).
     if freeze.frozen_clean == "failed" {
         for _ in 1..ALONE_RUNS {
             let again = measure::run_alone(runner, std::slice::from_ref(&test_id), CLEAN_TIMEOUT)?;

@@ -71,6 +71,12 @@ fn call_phase_note(out: &mut String, f: &FreezeProof) {
 fn freeze_summary(out: &mut String, f: &FreezeProof, took: Option<Timing>) {
     let _ = writeln!(out, "{}", f.test_id);
     let _ = writeln!(out, "  deposit: {}", f.properties.join(", "));
+    if f.frozen_at_base {
+        let _ = writeln!(
+            out,
+            "  frozen test: as the base defined it (the patch changed it; the proof ran the base's version)"
+        );
+    }
     if f.stake.is_empty() {
         // prove measured some (none is exit 2): the --coverage reports left none.
         let _ = writeln!(

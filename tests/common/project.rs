@@ -40,6 +40,10 @@ pub fn hermetic(command: &mut Command) -> &mut Command {
         .env_remove("HYPOTHESIS_EXPERIMENTAL_OBSERVABILITY_CHOICES")
         .env_remove("GITHUB_ACTIONS")
         .env_remove("GITLAB_CI")
+        // Hypothesis loads its `ci` profile (derandomized, no database) where these are
+        // set: the project's own settings, not the machine's, are under test.
+        .env_remove("CI")
+        .env_remove("TF_BUILD")
         .env("PYTHONDONTWRITEBYTECODE", "1")
 }
 

@@ -3,10 +3,6 @@ import pytest
 from billing.proration import format_cents, prorate
 
 
-def test_prorate_full_period_is_full_amount():
-    assert prorate(4999, 30, 30) == 4999
-
-
 def test_prorate_zero_days_is_free():
     assert prorate(4999, 0, 31) == 0
 
