@@ -206,19 +206,17 @@ fn proved(dir: &Path, args: &[&str]) -> String {
 
 /// `check --proof ...` with only the rules that read a proof, as JSON.
 fn check(dir: &Path, proofs: &[&str]) -> (i32, Value) {
+    let args: Vec<&str> = proofs.iter().flat_map(|proof| ["--proof", proof]).collect();
+    check_selected(dir, "FZ210,FZ211,FZ212,FZ404", &args)
+}
+
+/// `check --select SELECT ARGS...` as JSON, with its exit code.
+fn check_selected(dir: &Path, select: &str, args: &[&str]) -> (i32, Value) {
     let mut command = common::freezegate(dir);
-    hermetic(&mut command).args([
-        "check",
-        "--select",
-        "FZ210,FZ211,FZ212,FZ404",
-        "--today",
-        "2026-11-30",
-        "--format",
-        "json",
-    ]);
-    for proof in proofs {
-        command.args(["--proof", proof]);
-    }
+    hermetic(&mut command)
+        .args(["check", "--select", select, "--today", "2026-11-30"])
+        .args(["--format", "json"])
+        .args(args);
     let out = command.output().unwrap();
     let json = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}\n{}", text(&out.stdout), text(&out.stderr)));
@@ -375,6 +373,14 @@ fn a_frozen_test_whose_kills_other_tests_share_withdraws_nothing() {
     );
 }
 
+/// The proof and the base run `base_run_without_the_freeze` wrote, for FZ213.
+const WITH_BASE_RUN: [&str; 4] = [
+    "--proof",
+    "gate/proof.json",
+    "--base-run",
+    "gate/base-run.json",
+];
+
 /// The base's run, before the freeze and the break: gate/base-run.json, every test passed.
 /// The ledger (with the freeze) is put back and returned.
 fn base_run_without_the_freeze(root: &Path) -> String {
@@ -416,16 +422,8 @@ fn freezing_a_test_the_patch_broke_is_fz213() {
         record(root, "gate/proof.json")["freezes"][0]["frozen_clean"],
         "failed"
     );
-    let mut command = common::freezegate(root);
-    let out = hermetic(&mut command)
-        .args(["check", "--select", "FZ210,FZ213", "--today", "2026-11-30"])
-        .args(["--format", "json", "--proof", "gate/proof.json"])
-        .args(["--base-run", "gate/base-run.json"])
-        .output()
-        .unwrap();
-    let report: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}{}", text(&out.stdout), text(&out.stderr)));
-    assert_eq!(out.status.code(), Some(1), "{report}");
+    let (code, report) = check_selected(root, "FZ210,FZ213", &WITH_BASE_RUN);
+    assert_eq!(code, 1, "{report}");
     assert_eq!(codes(&report), ["FZ213"], "{report}");
     assert_contains(
         &message(&report, "FZ213"),
@@ -468,15 +466,8 @@ fn a_frozen_test_the_patch_also_gutted_is_judged_as_the_base_defined_it() {
         std::fs::read_to_string(root.join("tests/test_inventory.py")).unwrap(),
         gutted
     );
-    let mut command = common::freezegate(root);
-    let out = hermetic(&mut command)
-        .args(["check", "--select", "FZ213", "--today", "2026-11-30"])
-        .args(["--format", "json", "--proof", "gate/proof.json"])
-        .args(["--base-run", "gate/base-run.json"])
-        .output()
-        .unwrap();
-    let report: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}{}", text(&out.stdout), text(&out.stderr)));
+    let (code, report) = check_selected(root, "FZ213", &WITH_BASE_RUN);
+    assert_eq!(code, 1, "{report}");
     assert_eq!(codes(&report), ["FZ213"], "{report}");
     assert_contains(
         &message(&report, "FZ213"),

@@ -396,14 +396,7 @@ pub fn with_base_version(
     };
     let before = text(base, from);
     let after = text(head, to);
-    let collapsed = |lines: &[String]| {
-        lines
-            .join("\n")
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
-    if collapsed(&before) == collapsed(&after) {
+    if collapsed(&before.join("\n")) == collapsed(&after.join("\n")) {
         return Ok(None);
     }
     // The base's lines at the patch's indentation (a test moved into a class, or out).
@@ -458,6 +451,11 @@ fn definition(path: &str, source: &str, test: &str) -> Result<Option<(usize, usi
             )
         })
     }))
+}
+
+/// Code with its whitespace collapsed, so that reformatting is no change.
+fn collapsed(code: &str) -> String {
+    code.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// Byte offsets to 1-based line numbers.
@@ -567,8 +565,7 @@ impl Reader<'_> {
     /// A node's code with its whitespace collapsed, so that reformatting is no change.
     fn text(&self, node: &impl Ranged) -> String {
         let range = node.range();
-        let code = &self.source[range.start().to_usize()..range.end().to_usize()];
-        code.split_whitespace().collect::<Vec<_>>().join(" ")
+        collapsed(&self.source[range.start().to_usize()..range.end().to_usize()])
     }
 
     /// The tests defined in a module (`class_name` None) or a class body.
