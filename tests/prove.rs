@@ -390,15 +390,7 @@ fn base_run_without_the_freeze(root: &Path) -> String {
         "gate/freeze_ledger.json",
         "{\"schema\": 1, \"freezes\": []}\n",
     );
-    let mut pytest = std::process::Command::new(python());
-    let out = hermetic(&mut pytest)
-        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
-        .args(["--freezegate-record", "gate/base-run.json"])
-        .current_dir(root)
-        .env_remove("VIRTUAL_ENV")
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    run_record(root, "gate/base-run.json");
     write(root, "gate/freeze_ledger.json", &ledger);
     ledger
 }
@@ -473,6 +465,167 @@ fn a_frozen_test_the_patch_also_gutted_is_judged_as_the_base_defined_it() {
         &message(&report, "FZ213"),
         "as the base defined it (the patch changed it) fails alone on this commit's code",
     );
+}
+
+/// A pytest run of the project with the plugin, its record written to `name`.
+fn run_record(root: &Path, name: &str) {
+    let mut pytest = std::process::Command::new(python());
+    let out = hermetic(&mut pytest)
+        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
+        .args(["--freezegate-record", name])
+        .current_dir(root)
+        .env_remove("VIRTUAL_ENV")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+}
+
+/// The inventory project with no freeze and no property, committed and run (its record
+/// gate/base-run.json), then `patch` committed and run (gate/run.json).
+fn removal(patch: impl Fn(&Path)) -> tempfile::TempDir {
+    let dir = project(EXACT, FROZEN);
+    let root = dir.path();
+    write(
+        root,
+        "gate/freeze_ledger.json",
+        "{\"schema\": 1, \"freezes\": []}\n",
+    );
+    std::fs::remove_file(root.join("tests/test_props.py")).unwrap();
+    write(
+        root,
+        ".gitignore",
+        "gate/proof*.json\ngate/*run.json\n__pycache__/\n.hypothesis/\n",
+    );
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-qm", "base: no freeze"]);
+    run_record(root, "gate/base-run.json");
+    patch(root);
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-qm", "the patch"]);
+    run_record(root, "gate/run.json");
+    dir
+}
+
+/// How the gate judges a removal against the commit before: both runs and the proof.
+const REMOVAL_JUDGED: [&str; 8] = [
+    "--run",
+    "gate/run.json",
+    "--base",
+    "HEAD~1",
+    "--base-run",
+    "gate/base-run.json",
+    "--proof",
+    "gate/proof.json",
+];
+
+/// A deletion is judged by the measure of a freeze: `prove --base` runs each removed test
+/// as the base defined it. One whose every kill another test shares withdrew nothing (a
+/// note, no error); one that alone caught mutants by a check is FZ603 naming one.
+#[test]
+fn a_deleted_test_owes_only_the_kills_no_other_test_makes() {
+    let dir = removal(|root| {
+        let tests = EXAMPLES
+            .replace("def test_reserve_keeps_rest():\n    assert reserve(100, 1) == 99\n", "")
+            .replace(
+                "def test_reserve_takes_qty():\n    assert reserve(10, 3) == 7\n    assert reserve(2, 3) == 0\n    with pytest.raises(ValueError):\n        reserve(5, 0)\n",
+                "",
+            );
+        assert_eq!(tests.matches("def test_").count(), 10);
+        write(root, "tests/test_inventory.py", &tests);
+    });
+    let root = dir.path();
+    let summary = proved(root, &["--base", "HEAD~1"]);
+    assert_contains(
+        &summary,
+        "removed by the patch: the proof ran it as the base defined it",
+    );
+    assert_contains(
+        &summary,
+        "removing it withdraws no coverage (deletion is honest)",
+    );
+    let proof = record(root, "gate/proof.json");
+    let removed: Vec<&str> = proof["freezes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["removed"] == true)
+        .map(|f| f["test_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        removed,
+        [
+            "tests/test_inventory.py::test_reserve_keeps_rest",
+            "tests/test_inventory.py::test_reserve_takes_qty"
+        ],
+        "{proof:#}"
+    );
+    // The user's tree keeps the patch's file: only the proof's copy had the base's.
+    assert!(
+        !std::fs::read_to_string(root.join("tests/test_inventory.py"))
+            .unwrap()
+            .contains("test_reserve_takes_qty")
+    );
+    let (code, report) = check_selected(root, "FZ603", &REMOVAL_JUDGED);
+    assert_eq!(code, 1, "{report}");
+    let refused: Vec<&str> = report["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["test_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        refused,
+        ["tests/test_inventory.py::test_reserve_takes_qty"],
+        "{report}"
+    );
+    let said = message(&report, "FZ603");
+    assert_contains(
+        &said,
+        "by a check, which no test of the suite catches now; inventory.py:",
+    );
+    assert_contains(
+        &report["notes"].to_string(),
+        "tests/test_inventory.py::test_reserve_keeps_rest was removed and withdrew nothing",
+    );
+
+    // Retired in the ledger with an exact property: judged as a freeze, and it passes.
+    write(root, "tests/test_props.py", &format!("import pytest\nfrom hypothesis import given, strategies as st\nfrom inventory import reserve\n\n{EXACT}"));
+    let ledger = serde_json::json!({"schema": 1, "freezes": [{
+        "test_id": "tests/test_inventory.py::test_reserve_takes_qty",
+        "reason": "INV-9: the property states the whole contract",
+        "owner": "finley",
+        "opened": "2026-11-28",
+        "invariant": "reserve takes qty from stock, never below zero, and refuses qty <= 0",
+        "compensating_property": PROPERTY,
+        "reused_property": false,
+        "retired": true,
+    }]});
+    write(
+        root,
+        "gate/freeze_ledger.json",
+        &serde_json::to_string_pretty(&ledger).unwrap(),
+    );
+    git(root, &["add", "-A"]);
+    git(
+        root,
+        &["commit", "-q", "--amend", "-m", "the patch, retired"],
+    );
+    run_record(root, "gate/run.json");
+    proved(root, &["--base", "HEAD~1"]);
+    let proof = record(root, "gate/proof.json");
+    let retired = proof["freezes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["test_id"] == "tests/test_inventory.py::test_reserve_takes_qty")
+        .unwrap_or_else(|| panic!("{proof:#}"));
+    assert_eq!(
+        (&retired["removed"], &retired["properties"][0]),
+        (&Value::Bool(true), &Value::from(PROPERTY)),
+        "{retired:#}"
+    );
+    let (code, report) = check_selected(root, "FZ603,FZ210,FZ211,FZ212", &REMOVAL_JUDGED);
+    assert_eq!((code, codes(&report)), (0, vec![]), "{report}");
 }
 
 /// A proof record of an older freezegate (version 1) does not say which kills are

@@ -360,7 +360,7 @@ pub fn weakened(cx: &Context, loaded: &Loaded) -> Option<Load<Weakened>> {
 }
 
 /// A Python file where tests live (not a conftest, which defines none).
-fn is_test_py(file: &str, dirs: &rustc_hash::FxHashSet<String>) -> bool {
+pub(crate) fn is_test_py(file: &str, dirs: &rustc_hash::FxHashSet<String>) -> bool {
     file.ends_with(".py") && !file.ends_with("conftest.py") && tamper::is_test_file(file, dirs)
 }
 

@@ -62,6 +62,11 @@ pub struct FreezeProof {
     /// base (a patch can gut the test it freezes, and the skip hides it).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub frozen_at_base: bool,
+    /// A test the patch removed (or the ledger retires), proven from its file as the base
+    /// had it: the "frozen test" is the removed one, and its unique kills are what the
+    /// removal withdraws.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub removed: bool,
     /// Each property's outcome on the unmutated code; one that fails there kills nothing.
     pub properties_clean: BTreeMap<String, String>,
     /// Every mutant at stake, over all shards.
@@ -245,6 +250,7 @@ pub struct MergedFreeze {
     pub files: Vec<String>,
     pub frozen_clean: String,
     pub frozen_at_base: bool,
+    pub removed: bool,
     pub mutants_total: u64,
     /// Why a record stopped short, when one did.
     pub incomplete: Option<String>,
@@ -296,6 +302,7 @@ impl Proofs {
                         files: Vec::new(),
                         frozen_clean: freeze.frozen_clean.clone(),
                         frozen_at_base: freeze.frozen_at_base,
+                        removed: freeze.removed,
                         mutants_total: freeze.mutants_total,
                         incomplete: None,
                         mutants: BTreeMap::new(),
@@ -461,6 +468,7 @@ impl crate::engine::ScriptValue for Proofs {
             map.insert("file".into(), f.files.join(", ").into());
             map.insert("frozen_clean".into(), f.frozen_clean.clone().into());
             map.insert("frozen_at_base".into(), f.frozen_at_base.into());
+            map.insert("removed".into(), f.removed.into());
             map.insert("total".into(), (f.mutants_total as i64).into());
             map.insert("proven".into(), (f.mutants.len() as i64).into());
             map.insert("complete".into(), f.is_complete().into());

@@ -41,18 +41,35 @@ impl TestFiles {
 
 /// The function the test `node_id` was renamed to in its file's `text`, and its line: a
 /// `def` whose name is not collected (does not start with `test`) and is the old name
-/// with a prefix added, or without its `test` prefix; or the test's own `def`, still
-/// there under its name (its module or class was disabled: `__test__ = False`).
+/// with a prefix added, without its `test` prefix, or with another word in its place
+/// (`check_total`); or the test's own `def`, still there under its name (its module or
+/// class was disabled: `__test__ = False`).
 pub fn renamed_out(text: &str, node_id: &str) -> Option<(String, u32)> {
     let old = test_function(node_id)?;
     let bare = old.strip_prefix("test")?.trim_start_matches('_');
-    text.lines().enumerate().find_map(|(i, line)| {
-        let name = defined_name(line)?;
-        let renamed = name == old
-            || !name.starts_with("test")
-                && (name.ends_with(old)
-                    || (!bare.is_empty() && name.trim_start_matches('_') == bare));
-        renamed.then(|| (name.to_string(), i as u32 + 1))
+    let find = |renamed: &dyn Fn(&str) -> bool| {
+        text.lines().enumerate().find_map(|(i, line)| {
+            let name = defined_name(line)?;
+            renamed(name).then(|| (name.to_string(), i as u32 + 1))
+        })
+    };
+    let out = |name: &str| name == old || !name.starts_with("test");
+    // The old name kept, prefixed or bare first; another word in the place of `test`
+    // only when none is there (`helper_total` beside `total` is a helper).
+    find(&|name| {
+        out(name)
+            && (name == old
+                || name.ends_with(old)
+                || (!bare.is_empty() && name.trim_start_matches('_') == bare))
+    })
+    .or_else(|| {
+        find(&|name| {
+            !bare.is_empty()
+                && !name.starts_with("test")
+                && name
+                    .strip_suffix(bare)
+                    .is_some_and(|prefix| prefix.ends_with('_'))
+        })
     })
 }
 
@@ -83,7 +100,7 @@ mod tests {
         std::fs::create_dir_all(dir.path().join("tests")).unwrap();
         std::fs::write(
             dir.path().join(file),
-            "def test_kept():\n    pass\n\n\nclass TestX:\n    async def xtest_total(self):\n        pass\n\ndef helper_rounding():\n    pass\n\ndef rounding():\n    pass\n",
+            "def test_kept():\n    pass\n\n\nclass TestX:\n    async def xtest_total(self):\n        pass\n\ndef helper_rounding():\n    pass\n\ndef rounding():\n    pass\n\ndef check_rounding_half():\n    pass\n",
         )
         .unwrap();
         let files = TestFiles::new(dir.path().to_path_buf());
@@ -103,6 +120,12 @@ mod tests {
             Some(("test_kept".to_string(), 1))
         );
         assert_eq!(found("tests/test_a.py::test_vanished"), None);
+        // Another word in the place of `test`, when no closer name is there.
+        assert_eq!(
+            found("tests/test_a.py::test_rounding_half"),
+            Some(("check_rounding_half".to_string(), 15))
+        );
+        assert_eq!(found("tests/test_a.py::test_total_due"), None);
         assert_eq!(
             files.renamed_out("tests/none.py", "tests/none.py::test_a"),
             None

@@ -421,6 +421,46 @@ pub fn with_base_version(
     Ok(Some(joined))
 }
 
+/// What a patch did to a test file's tests, by their names at base (`name` or
+/// `Class::name`, sorted).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct TestChanges {
+    /// Withdrawn: deleted with their file (no `head`), deleted from it, or renamed out of
+    /// collection (`check_x`). A test renamed to another collected name is the same test
+    /// (see [`compare`]).
+    pub removed: Vec<String>,
+    /// Still in the patch (perhaps renamed) with a different body.
+    pub changed: Vec<String>,
+}
+
+/// The tests of a test file at base that the patch removed or changed. `Err` names the
+/// side that does not parse.
+pub fn test_changes(path: &str, base: &str, head: Option<&str>) -> Result<TestChanges, String> {
+    let before = parse(path, base).map_err(|e| format!("it does not parse at base: {e}"))?;
+    let after = match head {
+        Some(head) => {
+            parse(path, head).map_err(|e| format!("it does not parse in the patch: {e}"))?
+        }
+        None => File::default(),
+    };
+    let renamed = renames(&before, &after);
+    let mut changes = TestChanges::default();
+    for name in sorted(before.tests.keys()) {
+        let now = renamed
+            .iter()
+            .find(|r| &r.from == name)
+            .map_or(name.as_str(), |r| r.to.as_str());
+        match after.tests.get(now) {
+            None => changes.removed.push(name.clone()),
+            Some(test) if test.body != before.tests[name].body => {
+                changes.changed.push(name.clone())
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(changes)
+}
+
 /// The first and last line of the definition pytest collects as `test` (the last
 /// `def` of that name in its scope), from its first decorator.
 fn definition(path: &str, source: &str, test: &str) -> Result<Option<(usize, usize)>, String> {
@@ -793,6 +833,27 @@ class TestCart:
     def test_empty(self):
         self.assertEqual(len(Cart()), 0)
 ";
+
+    #[test]
+    fn the_tests_a_patch_withdrew_are_those_deleted_or_renamed_out_not_renamed() {
+        let changes =
+            |head: Option<&str>| test_changes("tests/test_cart.py", BASE, head).expect("parses");
+        let removed = |head: Option<&str>| changes(head).removed;
+        assert_eq!(changes(Some(BASE)), TestChanges::default());
+        assert_eq!(
+            removed(None),
+            vec!["TestCart::test_empty", "test_remove", "test_total"]
+        );
+        let deleted = BASE.replace("def test_remove(cart):", "def remove_is_fine(cart):");
+        assert_eq!(removed(Some(&deleted)), vec!["test_remove"]);
+        let renamed = BASE.replace("def test_remove(cart):", "def test_remove_missing(cart):");
+        assert_eq!(changes(Some(&renamed)), TestChanges::default());
+        let class_gone = BASE.replace("class TestCart:", "class _Cart:");
+        assert_eq!(removed(Some(&class_gone)), vec!["TestCart::test_empty"]);
+        let edited = renamed.replace("cart.remove('x')", "cart.remove('y')");
+        assert_eq!(changes(Some(&edited)).changed, vec!["test_remove"]);
+        assert!(test_changes("t.py", BASE, Some("def (")).is_err());
+    }
 
     #[test]
     fn an_unchanged_or_reformatted_test_is_no_finding() {

@@ -9,6 +9,7 @@
 pub mod engine;
 pub mod measure;
 pub mod pool;
+pub mod removed;
 pub mod scratch;
 pub mod server;
 pub mod summary;
@@ -75,14 +76,12 @@ const ALONE_RUNS: usize = 3;
 const SUITE_TIMEOUT: Duration = Duration::from_secs(3600);
 
 /// The freezes to prove: every entry with `--all`, else those new or whose test or
-/// property changed against the base (every entry without a base). A retired test is
-/// not in the patch's code to run: its entry is judged by the other rules.
+/// property changed against the base (every entry without a base).
 fn selected(ledger: &Ledger, all: bool) -> Vec<&Entry> {
     ledger
         .entries
         .iter()
         .filter(|e| e.test_id().is_some_and(|id| !id.is_empty()) && !e.properties().is_empty())
-        .filter(|e| !e.is_retired())
         .filter(|e| {
             all || e.is_new
                 || e.changed_fields()
@@ -90,6 +89,88 @@ fn selected(ledger: &Ledger, all: bool) -> Vec<&Entry> {
                     .any(|f| *f == "test_id" || *f == "compensating_property")
         })
         .collect()
+}
+
+/// One test to prove: a freeze (its test in the patch's code), or a test the patch
+/// removed (a retired entry's, with its deposit; or one with no entry, with none), run
+/// from its file as the base had it.
+struct Target<'a> {
+    test_id: String,
+    properties: Vec<String>,
+    base_file: Option<&'a removed::TestFile>,
+}
+
+/// The selected freezes, then every removed test no ledger entry names. A retired
+/// entry's test the patch did not remove (against `--base`) is not in any code to run:
+/// its entry is judged by the other rules.
+fn targets<'a>(
+    ledger: &Ledger,
+    all: bool,
+    test_files: &'a [removed::TestFile],
+    pytest_root: &str,
+) -> Vec<Target<'a>> {
+    let removed_in = |test_id: &str| {
+        let function = crate::inputs::ids::strip_params(test_id);
+        test_files
+            .iter()
+            .find(|f| f.removed_ids(pytest_root).iter().any(|id| id == function))
+    };
+    let mut targets: Vec<Target> = Vec::new();
+    for entry in selected(ledger, all) {
+        let test_id = entry.test_id().unwrap_or_default().to_string();
+        let base_file = match entry.is_retired() {
+            true => match removed_in(&test_id) {
+                Some(file) => Some(file),
+                None => continue,
+            },
+            false => None,
+        };
+        targets.push(Target {
+            properties: entry.properties().iter().map(|p| p.to_string()).collect(),
+            test_id,
+            base_file,
+        });
+    }
+    let named = |id: &str| {
+        ledger.entries.iter().any(|e| {
+            e.test_id()
+                .is_some_and(|t| crate::inputs::ids::strip_params(t) == id)
+        })
+    };
+    for file in test_files {
+        for id in file.removed_ids(pytest_root) {
+            if !named(&id) {
+                targets.push(Target {
+                    test_id: id,
+                    properties: Vec::new(),
+                    base_file: Some(file),
+                });
+            }
+        }
+    }
+    targets
+}
+
+/// The record of a removed test the proof could not run, and why.
+fn unproven(target: &Target, why: &str) -> FreezeProof {
+    let first = why
+        .lines()
+        .next()
+        .unwrap_or(why)
+        .trim_start_matches("prove: ");
+    FreezeProof {
+        test_id: target.test_id.clone(),
+        properties: target.properties.clone(),
+        stake: Vec::new(),
+        frozen_clean: "unknown".into(),
+        frozen_at_base: false,
+        removed: true,
+        properties_clean: BTreeMap::new(),
+        mutants_total: 0,
+        incomplete: Some(format!("its base version could not be proven: {first}")),
+        others: 0,
+        mutants: Vec::new(),
+    }
 }
 
 pub fn prove(cwd: &Path, config: &Config, options: &Options) -> Result<Proven, GateError> {
@@ -140,21 +221,42 @@ pub fn prove(cwd: &Path, config: &Config, options: &Options) -> Result<Proven, G
         source: canonical(&config.repo_root),
         copy: canonical(&scratch.root),
     };
-    // Not "the rest of the suite": every frozen test and every deposit.
+    // The tests the patch removed, proven from their files as the base had them.
+    let rev = options
+        .base
+        .as_deref()
+        .map(|b| crate::git::merge_base(b, &config.repo_root).unwrap_or_else(|| b.to_string()));
+    let test_files = match &rev {
+        Some(rev) => removed::changed_test_files(&config.repo_root, rev)?,
+        None => Vec::new(),
+    };
+    // Not "the rest of the suite": every frozen test, every deposit and every removed test.
     let left_out: Vec<String> = ledger
         .entries
         .iter()
         .flat_map(|e| e.test_id().into_iter().chain(e.properties()))
         .filter(|id| !id.is_empty())
         .map(str::to_string)
+        .chain(test_files.iter().flat_map(|f| f.removed_ids(&pytest_root)))
         .collect();
     let mut freezes = Vec::new();
     let mut timings = Vec::new();
-    for entry in selected(&ledger, options.all) {
+    for target in targets(&ledger, options.all, &test_files, &pytest_root) {
         let begun = Instant::now();
-        let test_file = base_version_of_frozen(entry, &scratch, config, options, &pytest_root)?;
+        let mut left_out = left_out.clone();
+        let written = match target.base_file {
+            Some(file) => {
+                scratch.write(&file.file, &file.base)?;
+                left_out.extend(file.not_the_suite(&pytest_root));
+                Some(file.file.clone())
+            }
+            None => {
+                base_version_of_frozen(&target.test_id, &scratch, config, options, &pytest_root)?
+            }
+        };
         let proven = prove_one(
-            entry,
+            &target.test_id,
+            &target.properties,
             &runner,
             &driver,
             &scratch,
@@ -164,11 +266,18 @@ pub fn prove(cwd: &Path, config: &Config, options: &Options) -> Result<Proven, G
             options,
             deadline,
         );
-        if let Some(file) = &test_file {
+        if let Some(file) = &written {
             scratch.restore(file)?;
         }
-        let (mut freeze, mutants) = proven?;
-        freeze.frozen_at_base = test_file.is_some();
+        let removed = target.base_file.is_some();
+        let (mut freeze, mutants) = match proven {
+            // A removed test the proof cannot run (it was skipped, its fixtures are gone)
+            // is an unfinished proof of it, not the end of every other proof.
+            Err(e) if removed => (unproven(&target, &e.message), Duration::ZERO),
+            other => other?,
+        };
+        freeze.frozen_at_base = written.is_some() && !removed;
+        freeze.removed = removed;
         timings.push(Timing {
             total: begun.elapsed(),
             mutants,
@@ -199,13 +308,13 @@ pub fn prove(cwd: &Path, config: &Config, options: &Options) -> Result<Proven, G
 /// when the patch changed it, so the proof judges what the base checked; the test
 /// file's path in the repository when it did (to restore after this freeze).
 fn base_version_of_frozen(
-    entry: &Entry,
+    test_id: &str,
     scratch: &scratch::Scratch,
     config: &Config,
     options: &Options,
     pytest_root: &str,
 ) -> Result<Option<String>, GateError> {
-    let (Some(base), Some(test_id)) = (options.base.as_deref(), entry.test_id()) else {
+    let Some(base) = options.base.as_deref() else {
         return Ok(None);
     };
     let suite_file = crate::inputs::ids::file_of(test_id);
@@ -294,7 +403,8 @@ fn is_project_code(file: &str, test_files: &BTreeSet<String>) -> bool {
 
 #[allow(clippy::too_many_arguments)]
 fn prove_one(
-    entry: &Entry,
+    test_id: &str,
+    properties: &[String],
     runner: &Runner,
     driver: &Driver,
     scratch: &scratch::Scratch,
@@ -304,14 +414,15 @@ fn prove_one(
     options: &Options,
     deadline: Option<Instant>,
 ) -> Result<(FreezeProof, Duration), GateError> {
-    let test_id = entry.test_id().unwrap_or_default().to_string();
-    let properties: Vec<String> = entry.properties().iter().map(|p| p.to_string()).collect();
+    let test_id = test_id.to_string();
+    let properties = properties.to_vec();
     let mut freeze = FreezeProof {
         test_id: test_id.clone(),
         properties: properties.clone(),
         stake: Vec::new(),
         frozen_clean: "unknown".into(),
         frozen_at_base: false,
+        removed: false,
         properties_clean: BTreeMap::new(),
         mutants_total: 0,
         incomplete: None,

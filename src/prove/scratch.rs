@@ -69,11 +69,28 @@ impl Scratch {
         })
     }
 
-    /// Puts a file the engine mutated back as it is in the user's tree.
+    /// Puts a file the engine mutated (or the proof wrote) back as it is in the user's
+    /// tree: removed from the copy when the tree has none (a test file the patch deleted).
     pub fn restore(&self, file: &str) -> Result<(), GateError> {
-        std::fs::copy(self.source.join(file), self.root.join(file))
+        let from = self.source.join(file);
+        if !from.exists() {
+            return match std::fs::remove_file(self.root.join(file)) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(GateError::io(file, e)),
+                _ => Ok(()),
+            };
+        }
+        std::fs::copy(from, self.root.join(file))
             .map(|_| ())
             .map_err(|e| GateError::io(file, e))
+    }
+
+    /// Writes a file of the copy (a test file as the base had it), making its folder.
+    pub fn write(&self, file: &str, text: &str) -> Result<(), GateError> {
+        let to = self.root.join(file);
+        if let Some(parent) = to.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| GateError::io(file, e))?;
+        }
+        std::fs::write(&to, text).map_err(|e| GateError::io(file, e))
     }
 
     /// A directory beside the copy for the proof's own files (driver, outputs).

@@ -17,7 +17,7 @@ pub fn render(record: &ProofRecord, timings: &[Timing], path: &str) -> String {
     if record.freezes.is_empty() {
         let _ = writeln!(
             out,
-            "no freeze to prove: the patch adds or changes none (--all proves every freeze)"
+            "no freeze to prove: the patch adds or changes none and removes no test (--all proves every freeze)"
         );
     }
     for (i, freeze) in record.freezes.iter().enumerate() {
@@ -70,7 +70,23 @@ fn call_phase_note(out: &mut String, f: &FreezeProof) {
 
 fn freeze_summary(out: &mut String, f: &FreezeProof, took: Option<Timing>) {
     let _ = writeln!(out, "{}", f.test_id);
-    let _ = writeln!(out, "  deposit: {}", f.properties.join(", "));
+    // A removed test is judged as a frozen one: what only it kills is what its removal
+    // withdraws.
+    let role = if f.removed {
+        "removed test"
+    } else {
+        "frozen test"
+    };
+    if f.removed {
+        let _ = writeln!(
+            out,
+            "  removed by the patch: the proof ran it as the base defined it"
+        );
+    }
+    let _ = match f.properties.is_empty() {
+        true => writeln!(out, "  deposit: none (no ledger entry retires it)"),
+        false => writeln!(out, "  deposit: {}", f.properties.join(", ")),
+    };
     if f.frozen_at_base {
         let _ = writeln!(
             out,
@@ -81,7 +97,7 @@ fn freeze_summary(out: &mut String, f: &FreezeProof, took: Option<Timing>) {
         // prove measured some (none is exit 2): the --coverage reports left none.
         let _ = writeln!(
             out,
-            "  code at stake: none (the frozen test covers no line only it covers)"
+            "  code at stake: none (the {role} covers no line only it covers)"
         );
     } else {
         let functions: Vec<String> = f
@@ -111,7 +127,7 @@ fn freeze_summary(out: &mut String, f: &FreezeProof, took: Option<Timing>) {
     let _ = match j.basis {
         Basis::Stake => writeln!(
             out,
-            "  killed by the frozen test: unknown (it fails alone on the unmutated code{})",
+            "  killed by the {role}: unknown (it fails alone on the unmutated code{})",
             match f.frozen_clean.as_str() {
                 "flaky" => " in some runs of 3",
                 _ => ", every run of 3",
@@ -119,19 +135,23 @@ fn freeze_summary(out: &mut String, f: &FreezeProof, took: Option<Timing>) {
         ),
         Basis::Shared => writeln!(
             out,
-            "  killed by the frozen test: {}, each also by another test of the suite ({} run this code): it withdraws no coverage, any deposit passes",
+            "  killed by the {role}: {}, each also by another test of the suite ({} run this code): {}",
             j.shared,
             count(f.others as i64, "other test"),
+            match f.removed {
+                true => "removing it withdraws no coverage (deletion is honest)",
+                false => "it withdraws no coverage, any deposit passes",
+            },
         ),
         Basis::Checked if j.frozen_crashed > 0 => writeln!(
             out,
-            "  killed by the frozen test alone: {n} by a check (an assert or pytest.raises), {} more it only crashed on (not counted){shared}",
+            "  killed by the {role} alone: {n} by a check (an assert or pytest.raises), {} more it only crashed on (not counted){shared}",
             j.frozen_crashed
         ),
-        Basis::Checked => writeln!(out, "  killed by the frozen test alone: {n}{shared}"),
+        Basis::Checked => writeln!(out, "  killed by the {role} alone: {n}{shared}"),
         Basis::Crashed => writeln!(
             out,
-            "  killed by the frozen test alone: {n} (each by a crash: it checks none){shared}"
+            "  killed by the {role} alone: {n} (each by a crash: it checks none){shared}"
         ),
     };
     if j.basis == Basis::Shared {
@@ -139,7 +159,7 @@ fn freeze_summary(out: &mut String, f: &FreezeProof, took: Option<Timing>) {
     }
     let of = match j.basis {
         Basis::Stake => format!("{n} at stake"),
-        _ => format!("the frozen test's {n}"),
+        _ => format!("the {role}'s {n}"),
     };
     let share = j.share().map_or(String::new(), |share| {
         format!(": {}%", (share * 100.0).floor())

@@ -1,0 +1,105 @@
+//! Withdrawn tests proven like freezes: the tests the patch removed (deleted, with their
+//! file or alone, or renamed out of collection) and the tests the ledger retires. Each
+//! is run from its test file as the base had it, put in the scratch copy for its proof,
+//! so "did it carry unique coverage" is asked the same way of a deletion as of a freeze.
+
+use std::path::Path;
+
+use crate::error::GateError;
+use crate::inputs::ids;
+use crate::inputs::weakened::{self, TestChanges};
+
+/// One test file's changes between the base and the working tree, as the proof needs them.
+pub struct TestFile {
+    /// The repository path at base.
+    pub file: String,
+    /// Its text at base.
+    pub base: String,
+    /// Whether the working tree still has it at that path.
+    pub kept: bool,
+    pub changes: TestChanges,
+}
+
+/// Every test file the working tree changed against `rev` (a merge base) whose base
+/// defines tests the patch removed. `Err` names a file that does not parse (the proof of
+/// a deletion would be judged on less).
+pub fn changed_test_files(repo_root: &Path, rev: &str) -> Result<Vec<TestFile>, GateError> {
+    let out = crate::git::git(
+        repo_root,
+        &["diff", "--name-status", "--find-renames", rev, "--", "*.py"],
+    )?;
+    if !out.status.success() {
+        return Err(GateError::usage(format!(
+            "prove: `git diff --name-status {rev}` failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    let listed = String::from_utf8_lossy(&out.stdout).into_owned();
+    let mut files = Vec::new();
+    for line in listed.lines() {
+        let mut fields = line.split('\t');
+        let (Some(status), Some(from)) = (fields.next(), fields.next()) else {
+            continue;
+        };
+        // A renamed file's tests are compared with the file at its new path.
+        let now = match status.chars().next() {
+            Some('M') | Some('T') => Some(from.to_string()),
+            Some('R') => fields.next().map(str::to_string),
+            Some('D') => None,
+            _ => continue, // added or copied: no test of the base left
+        };
+        if !crate::inputs::load::is_test_py(from, &Default::default()) {
+            continue;
+        }
+        let Some(base) = crate::inputs::tools::file_at(repo_root, rev, from) else {
+            continue;
+        };
+        let head = match &now {
+            Some(path) => std::fs::read_to_string(repo_root.join(path)).ok(),
+            None => None,
+        };
+        let changes = weakened::test_changes(from, &base, head.as_deref()).map_err(|why| {
+            GateError::usage(format!("prove: {from}: {why}")).with_help(
+                "the proof of a removed test runs its file as the base had it: fix the file, or give a --base whose version of it parses",
+            )
+        })?;
+        if changes.removed.is_empty() {
+            continue;
+        }
+        files.push(TestFile {
+            kept: now.as_deref() == Some(from),
+            file: from.to_string(),
+            base,
+            changes,
+        });
+    }
+    Ok(files)
+}
+
+impl TestFile {
+    /// The node ids (relative to pytest's rootdir) of the tests the patch removed.
+    pub fn removed_ids(&self, pytest_root: &str) -> Vec<String> {
+        let suite = ids::suite_file(pytest_root, &self.file);
+        self.changes
+            .removed
+            .iter()
+            .map(|name| format!("{suite}::{name}"))
+            .collect()
+    }
+
+    /// The tests of this file, once its base text is in the copy, that are not the
+    /// patch's suite: all of them when the patch deleted or moved the file, else those it
+    /// removed or changed (their base versions are not what the patch runs).
+    pub fn not_the_suite(&self, pytest_root: &str) -> Vec<String> {
+        let suite = ids::suite_file(pytest_root, &self.file);
+        if !self.kept {
+            return vec![suite];
+        }
+        self.changes
+            .removed
+            .iter()
+            .chain(&self.changes.changed)
+            .map(|name| format!("{suite}::{name}"))
+            .collect()
+    }
+}
