@@ -96,7 +96,7 @@ fn rule_severities_and_selection_from_config_and_flags() {
     assert_eq!(verdict.codes(), ["FZ101", "FZ104", "FZ301"]);
     assert_eq!(verdict.one("FZ301")["severity"], "warning");
     // Every enabled rule, the core's FZ001, FZ501 and FZ503 included (the `rules` array's length).
-    assert_eq!(verdict.json["summary"]["rules"], 43);
+    assert_eq!(verdict.json["summary"]["rules"], 44);
     assert_eq!(
         verdict.json["summary"]["rules"].as_u64().unwrap() as usize,
         verdict.json["rules"].as_array().unwrap().len()
@@ -179,7 +179,7 @@ fn an_org_rule_directory_works_without_rebuilding() {
             .contains("today is 2026-11-30"),
         "{v}"
     );
-    assert_eq!(verdict.json["summary"]["rules"], 45);
+    assert_eq!(verdict.json["summary"]["rules"], 46);
 
     world.entry_mut().insert(
         "reason".into(),
@@ -535,7 +535,7 @@ fn rules_and_explain() {
         .iter()
         .map(|r| r["code"].as_str().unwrap())
         .collect();
-    assert_eq!(codes.len(), 44);
+    assert_eq!(codes.len(), 45);
     assert_eq!(codes[0], "FZ001");
     assert!(codes.contains(&"FZ403"));
     let out = freezegate(dir.path())

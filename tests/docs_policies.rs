@@ -125,7 +125,7 @@ fn run_policy(script: &str, line: usize) {
         "the rhai block at docs/policies.md:{line} does not run (exit {code:?}):\n{stderr}\n{script}"
     );
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    // FZ602/FZ605 run only with --run, FZ210-FZ212 with --proof, FZ603/FZ604 with the
+    // FZ602/FZ605 run only with --run, FZ210-FZ214 with --proof, FZ603/FZ604 with the
     // base's collection, FZ304/FZ606 with the base's run, FZ501 under --trusted-ref, FZ610
     // with the base's files: these examples use none of them.
     assert!(
@@ -135,8 +135,9 @@ fn run_policy(script: &str, line: usize) {
             .iter()
             .all(|code| {
                 [
-                    "FZ209", "FZ210", "FZ211", "FZ212", "FZ213", "FZ304", "FZ501", "FZ602",
-                    "FZ603", "FZ604", "FZ605", "FZ606", "FZ607", "FZ608", "FZ609", "FZ610",
+                    "FZ209", "FZ210", "FZ211", "FZ212", "FZ213", "FZ214", "FZ304", "FZ501",
+                    "FZ602", "FZ603", "FZ604", "FZ605", "FZ606", "FZ607", "FZ608", "FZ609",
+                    "FZ610",
                 ]
                 .contains(&code.as_str().unwrap())
             }),

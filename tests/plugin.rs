@@ -46,8 +46,8 @@ fn the_record_applies_the_ledger_and_is_the_same_under_xdist() {
     assert_eq!(
         report["summary"]["not_evaluated"],
         json!([
-            "FZ207", "FZ208", "FZ209", "FZ210", "FZ211", "FZ212", "FZ213", "FZ304", "FZ501",
-            "FZ603", "FZ604", "FZ606", "FZ607", "FZ610"
+            "FZ207", "FZ208", "FZ209", "FZ210", "FZ211", "FZ212", "FZ213", "FZ214", "FZ304",
+            "FZ501", "FZ603", "FZ604", "FZ606", "FZ607", "FZ610"
         ])
     );
 }
@@ -1436,6 +1436,21 @@ fn a_fresh_clone_adopts_the_gate_in_four_commands_and_one_run() {
         common::git(&work, &["rev-list", "--count", "origin/main..HEAD"]),
         "2"
     );
+
+    // A clone where git does not know origin's default branch: the check cannot tell it is
+    // on it, asks for the patch's changes (FZ001), and says how to judge it anyway.
+    common::git(&work, &["remote", "set-head", "origin", "--delete"]);
+    let (code, out) = shell("freezegate run --check -- python -m pytest");
+    assert_eq!(code, Some(1), "{out}");
+    common::assert_contains(&out, "FZ001");
+    common::assert_contains(
+        &out,
+        "git does not know origin's default branch here (no refs/remotes/origin/HEAD)",
+    );
+    common::assert_contains(&out, "give --base HEAD (the commit against itself)");
+    let (code, out) = shell("freezegate run --check --base HEAD -- python -m pytest");
+    assert_eq!(code, Some(0), "{out}");
+    assert!(!out.contains("FZ001"), "{out}");
 }
 
 // ---------------------------------------------------------------------------------------

@@ -518,9 +518,11 @@ const REMOVAL_JUDGED: [&str; 8] = [
     "gate/proof.json",
 ];
 
-/// A deletion is judged by the measure of a freeze: `prove --base` runs each removed test
-/// as the base defined it. One whose every kill another test shares withdrew nothing (a
-/// note, no error); one that alone caught mutants by a check is FZ603 naming one.
+/// A deletion or an edit is judged by the measure of a freeze: `prove --base` runs each
+/// removed or edited test as the base defined it. A removed test whose every kill another
+/// test shares withdrew nothing (a note, no error); one that alone caught mutants by a
+/// check is FZ603 naming one, and passes once retired with an exact property; an edit
+/// that loses one of those kills is FZ214.
 #[test]
 fn a_deleted_test_owes_only_the_kills_no_other_test_makes() {
     let dir = removal(|root| {
@@ -543,6 +545,12 @@ fn a_deleted_test_owes_only_the_kills_no_other_test_makes() {
         &summary,
         "removing it withdraws no coverage (deletion is honest)",
     );
+    // No entry retires it: what only it caught is withdrawn, not a deposit's survivor.
+    assert_contains(
+        &summary,
+        "withdrawn (no test of the suite catches them now):",
+    );
+    assert!(!summary.contains("caught by the deposit"), "{summary}");
     let proof = record(root, "gate/proof.json");
     let removed: Vec<&str> = proof["freezes"]
         .as_array()
@@ -626,6 +634,50 @@ fn a_deleted_test_owes_only_the_kills_no_other_test_makes() {
     );
     let (code, report) = check_selected(root, "FZ603,FZ210,FZ211,FZ212", &REMOVAL_JUDGED);
     assert_eq!((code, codes(&report)), (0, vec![]), "{report}");
+
+    // Kept instead, but `== 0` loosened to `>= 0`: as many checks (FZ610 sees nothing),
+    // and the proof runs both versions: FZ214 at the test's line.
+    let loosened = EXAMPLES
+        .replace(
+            "def test_reserve_keeps_rest():\n    assert reserve(100, 1) == 99\n",
+            "",
+        )
+        .replace("assert reserve(2, 3) == 0", "assert reserve(2, 3) >= 0");
+    write(root, "tests/test_inventory.py", &loosened);
+    write(
+        root,
+        "gate/freeze_ledger.json",
+        "{\"schema\": 1, \"freezes\": []}\n",
+    );
+    std::fs::remove_file(root.join("tests/test_props.py")).unwrap();
+    git(root, &["add", "-A"]);
+    git(
+        root,
+        &["commit", "-q", "--amend", "-m", "the patch, loosened"],
+    );
+    run_record(root, "gate/run.json");
+    let summary = proved(root, &["--base", "HEAD~1"]);
+    assert_contains(
+        &summary,
+        "edited by the patch: the proof ran the base's version, and the patch's beside it",
+    );
+    let (code, report) = check_selected(root, "FZ214,FZ603,FZ610", &REMOVAL_JUDGED);
+    assert_eq!(
+        (code, codes(&report)),
+        (1, vec!["FZ214".to_string()]),
+        "{report}"
+    );
+    let v = &report["violations"][0];
+    assert_eq!(
+        (v["file"].as_str(), v["line"].as_u64()),
+        (Some("tests/test_inventory.py"), Some(5)),
+        "{v:#}"
+    );
+    assert_contains(
+        v["message"].as_str().unwrap(),
+        "tests/test_inventory.py::test_reserve_takes_qty as the patch edits it no longer catches 1 of the",
+    );
+    assert_contains(v["message"].as_str().unwrap(), "(- return 0 + return 1)");
 }
 
 /// A proof record of an older freezegate (version 1) does not say which kills are

@@ -44,7 +44,7 @@ fn sarif_validates_against_the_schema_with_exact_locations() {
 
     let run = &sarif["runs"][0];
     let rules = run["tool"]["driver"]["rules"].as_array().unwrap();
-    assert_eq!(rules.len(), 44);
+    assert_eq!(rules.len(), 45);
     assert!(rules
         .iter()
         .all(|r| r["shortDescription"]["text"].is_string() && r["help"]["text"].is_string()));
@@ -181,7 +181,7 @@ print(json.dumps(cases))
     let cases: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
         cases.as_object().unwrap().len(),
-        44,
+        45,
         "one case per enabled rule"
     );
     assert_eq!(cases["FZ101 missing-field"]["failed"], true);
@@ -294,7 +294,7 @@ fn init_then_check_works_in_a_fresh_repository_and_never_overwrites() {
         .output()
         .unwrap();
     let rules: Value = serde_json::from_slice(&copy.stdout).unwrap();
-    assert_eq!(rules.as_array().unwrap().len(), 44);
+    assert_eq!(rules.as_array().unwrap().len(), 45);
 
     write(dir.path(), "freezegate.toml", "# mine\n");
     let again = freezegate(dir.path()).arg("init").output().unwrap();

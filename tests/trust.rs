@@ -189,7 +189,7 @@ fn a_shadowing_config_deeper_in_the_tree_is_noticed() {
         "{named:?}"
     );
     assert_eq!(
-        verdict.json["summary"]["rules"], 45,
+        verdict.json["summary"]["rules"], 46,
         "the trusted config (builtin + org) was used"
     );
 }

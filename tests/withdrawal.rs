@@ -320,6 +320,12 @@ fn a_test_retired_in_the_ledger_with_a_compensating_property_passes() {
             common::text(&out.stdout),
             common::text(&out.stderr)
         );
+        assert!(
+            common::text(&out.stdout)
+                .starts_with("retired tests/test_app.py::test_cases in gate/freeze_ledger.json"),
+            "{}",
+            common::text(&out.stdout)
+        );
     });
     assert_eq!(
         (exit, removed(&report)),

@@ -171,7 +171,8 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &FreezeArgs) -> Result<
         }
     }
     rewrite_atomic(&ledger.source.path, &ledger.source.text, &text)?;
-    let verb = match edit {
+    let verb = match &edit {
+        Edit::Add(entry) if entry.get("retired").is_some() => "retired",
         Edit::Add(_) => "froze",
         Edit::Renew { .. } => "renewed",
         Edit::Remove(_) => "removed the freeze of",

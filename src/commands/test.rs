@@ -447,45 +447,67 @@ pub fn examples(cwd: &Path, root: &Path) -> std::collections::BTreeMap<String, E
         return found;
     }
     cases.sort();
-    for case_dir in &cases {
-        let name = display_path(case_dir, cwd);
-        let Ok(prepared) = prepare(cwd, root, case_dir, &name, None) else {
-            continue;
-        };
-        let wanted: BTreeSet<&str> = prepared
-            .case
-            .expect
-            .iter()
-            .map(|e| e.code.as_str())
-            .filter(|code| !found.contains_key(*code))
-            .collect();
-        if wanted.is_empty() {
-            continue;
-        }
-        let Ok(report) = evaluate(
-            cwd,
-            case_dir,
-            &prepared.case,
-            &prepared.gate,
-            &prepared.selection,
-            &prepared.args,
-        ) else {
-            continue;
-        };
-        for code in wanted {
-            if let Some(violation) = report.violations.iter().find(|v| v.code == code) {
-                found.insert(
-                    code.to_string(),
-                    Example {
-                        case: name.clone(),
-                        description: prepared.case.description.clone(),
-                        violation: violation.clone(),
-                    },
-                );
-            }
+    // A rule's example comes from its own directory (policies/tests/fz404/…) when one there
+    // shows it; a case of another rule serves only a rule that has none of its own.
+    let own_rule = |case_dir: &Path, code: &str| {
+        case_dir
+            .parent()
+            .and_then(|dir| dir.file_name())
+            .is_some_and(|dir| dir.eq_ignore_ascii_case(code))
+    };
+    for own_dir_only in [true, false] {
+        for case_dir in &cases {
+            examine_case(cwd, root, case_dir, own_dir_only, &own_rule, &mut found);
         }
     }
     found
+}
+
+fn examine_case(
+    cwd: &Path,
+    root: &Path,
+    case_dir: &Path,
+    own_dir_only: bool,
+    own_rule: &dyn Fn(&Path, &str) -> bool,
+    found: &mut std::collections::BTreeMap<String, Example>,
+) {
+    let name = display_path(case_dir, cwd);
+    let Ok(prepared) = prepare(cwd, root, case_dir, &name, None) else {
+        return;
+    };
+    let wanted: BTreeSet<&str> = prepared
+        .case
+        .expect
+        .iter()
+        .map(|e| e.code.as_str())
+        .filter(|code| !found.contains_key(*code))
+        .filter(|code| !own_dir_only || own_rule(case_dir, code))
+        .collect();
+    if wanted.is_empty() {
+        return;
+    }
+    let Ok(report) = evaluate(
+        cwd,
+        case_dir,
+        &prepared.case,
+        &prepared.gate,
+        &prepared.selection,
+        &prepared.args,
+    ) else {
+        return;
+    };
+    for code in wanted {
+        if let Some(violation) = report.violations.iter().find(|v| v.code == code) {
+            found.insert(
+                code.to_string(),
+                Example {
+                    case: name.clone(),
+                    description: prepared.case.description.clone(),
+                    violation: violation.clone(),
+                },
+            );
+        }
+    }
 }
 
 /// The expected-vs-got differences of one case (empty when it passes).

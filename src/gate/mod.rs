@@ -187,6 +187,9 @@ pub fn check(
             ),
         });
     }
+    if let Some(note) = unknown_default_branch(&gate.config, &args.facts, &report) {
+        report.notes.push(note);
+    }
     if let Some(branch) = implied {
         report.notes.push(crate::engine::Note {
             code: "FZ202".into(),
@@ -235,14 +238,41 @@ pub fn trusted_config(
 /// `--base-ledger`, `--diff`): the commit is then its own base, its diff empty, so the
 /// base branch's own check (its CI, or adoption's first check) needs no base to pass.
 fn implied_base(config: &Config, args: &crate::inputs::FactArgs) -> Option<String> {
-    let named = args.base.is_some()
-        || args.changed.is_some()
-        || args.base_ledger.is_some()
-        || args.diff.is_some();
-    match named {
+    match names_base(args) {
         true => None,
         false => crate::inputs::tools::on_default_branch(&config.repo_root),
     }
+}
+
+fn names_base(args: &crate::inputs::FactArgs) -> bool {
+    args.base.is_some()
+        || args.changed.is_some()
+        || args.base_ledger.is_some()
+        || args.diff.is_some()
+}
+
+/// Why a check with no base found none, when FZ001 asks for the patch's changes and git
+/// does not know origin's default branch (a clone without `origin`, or one whose
+/// `origin/HEAD` was never set): the default branch cannot be recognised, so say how to
+/// judge it anyway.
+fn unknown_default_branch(
+    config: &Config,
+    args: &crate::inputs::FactArgs,
+    report: &crate::report::Report,
+) -> Option<crate::engine::Note> {
+    let asks_for_changes = report.violations.iter().any(|v| {
+        v.code == crate::engine::policy::INPUT_MISSING && v.message.contains("needs `changed`")
+    });
+    if !asks_for_changes
+        || names_base(args)
+        || crate::inputs::tools::default_branch(&config.repo_root).is_some()
+    {
+        return None;
+    }
+    Some(crate::engine::Note {
+        code: crate::engine::policy::INPUT_MISSING.into(),
+        message: "no --base was given and git does not know origin's default branch here (no refs/remotes/origin/HEAD), so this branch is not judged as the default one: on the default branch, give --base HEAD (the commit against itself) or run `git remote set-head origin --auto`; on a patch, give --base".into(),
+    })
 }
 
 /// The loaded policy pack with the engine that compiled it.

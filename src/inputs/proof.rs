@@ -67,6 +67,14 @@ pub struct FreezeProof {
     /// removal withdraws.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub removed: bool,
+    /// A test the patch edited, proven as the base defined it, with the patch's version
+    /// (`name__as_patched`) as its one property: FZ214 asks it to catch every mutant only
+    /// the base's version caught by a check.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub edited: bool,
+    /// The edited test's first line in the patch (its first decorator's), for FZ214.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
     /// Each property's outcome on the unmutated code; one that fails there kills nothing.
     pub properties_clean: BTreeMap<String, String>,
     /// Every mutant at stake, over all shards.
@@ -251,6 +259,8 @@ pub struct MergedFreeze {
     pub frozen_clean: String,
     pub frozen_at_base: bool,
     pub removed: bool,
+    pub edited: bool,
+    pub line: Option<u32>,
     pub mutants_total: u64,
     /// Why a record stopped short, when one did.
     pub incomplete: Option<String>,
@@ -303,6 +313,8 @@ impl Proofs {
                         frozen_clean: freeze.frozen_clean.clone(),
                         frozen_at_base: freeze.frozen_at_base,
                         removed: freeze.removed,
+                        edited: freeze.edited,
+                        line: freeze.line,
                         mutants_total: freeze.mutants_total,
                         incomplete: None,
                         mutants: BTreeMap::new(),
@@ -469,6 +481,11 @@ impl crate::engine::ScriptValue for Proofs {
             map.insert("frozen_clean".into(), f.frozen_clean.clone().into());
             map.insert("frozen_at_base".into(), f.frozen_at_base.into());
             map.insert("removed".into(), f.removed.into());
+            map.insert("edited".into(), f.edited.into());
+            map.insert(
+                "line".into(),
+                f.line.map_or(Dynamic::UNIT, |l| Dynamic::from(l as i64)),
+            );
             map.insert("total".into(), (f.mutants_total as i64).into());
             map.insert("proven".into(), (f.mutants.len() as i64).into());
             map.insert("complete".into(), f.is_complete().into());

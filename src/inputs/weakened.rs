@@ -368,6 +368,43 @@ fn parse(path: &str, source: &str) -> Result<File, String> {
     Ok(file)
 }
 
+/// A test's definition at base (named `test`) and in the patch (named `now`), as line
+/// spans and their lines, when it is on both sides and differs (whitespace aside); `Err`
+/// names the side that does not parse.
+fn both_versions(
+    path: &str,
+    base: &str,
+    head: &str,
+    (test, now): (&str, &str),
+) -> Result<Option<BothVersions>, String> {
+    let at_base =
+        definition(path, base, test).map_err(|e| format!("it does not parse at base: {e}"))?;
+    let in_patch =
+        definition(path, head, now).map_err(|e| format!("it does not parse in the patch: {e}"))?;
+    let (Some(from), Some(to)) = (at_base, in_patch) else {
+        return Ok(None);
+    };
+    let before = lines_of(base, from);
+    let after = lines_of(head, to);
+    if collapsed(&before.join("\n")) == collapsed(&after.join("\n")) {
+        return Ok(None);
+    }
+    Ok(Some(BothVersions {
+        from,
+        to,
+        before,
+        after,
+    }))
+}
+
+/// A test's definition on both sides: its line spans and lines at base and in the patch.
+struct BothVersions {
+    from: (usize, usize),
+    to: (usize, usize),
+    before: Vec<String>,
+    after: Vec<String>,
+}
+
 /// The patch's text of a test file with one test's definition (its decorators, `def`
 /// and body) put back as it was at base, for the proof to judge what the base checked
 /// (a patch can gut the test it freezes: skipped, nobody sees it fail). `test` is
@@ -379,40 +416,15 @@ pub fn with_base_version(
     head: &str,
     test: &str,
 ) -> Result<Option<String>, String> {
-    let at_base =
-        definition(path, base, test).map_err(|e| format!("it does not parse at base: {e}"))?;
-    let in_patch =
-        definition(path, head, test).map_err(|e| format!("it does not parse in the patch: {e}"))?;
-    let (Some(from), Some(to)) = (at_base, in_patch) else {
+    let Some(BothVersions {
+        to, before, after, ..
+    }) = both_versions(path, base, head, (test, test))?
+    else {
         return Ok(None);
     };
-    let text = |source: &str, (first, last): (usize, usize)| -> Vec<String> {
-        source
-            .lines()
-            .skip(first - 1)
-            .take(last + 1 - first)
-            .map(str::to_string)
-            .collect()
-    };
-    let before = text(base, from);
-    let after = text(head, to);
-    if collapsed(&before.join("\n")) == collapsed(&after.join("\n")) {
-        return Ok(None);
-    }
     // The base's lines at the patch's indentation (a test moved into a class, or out).
-    let indent = |line: &str| line.len() - line.trim_start().len();
-    let (was, now) = (indent(&before[0]), indent(&after[0]));
-    let moved = before.iter().map(|line| {
-        if line.trim().is_empty() {
-            String::new()
-        } else if now >= was {
-            format!("{}{line}", " ".repeat(now - was))
-        } else {
-            line[(was - now).min(indent(line))..].to_string()
-        }
-    });
     let mut out: Vec<String> = head.lines().take(to.0 - 1).map(str::to_string).collect();
-    out.extend(moved);
+    out.extend(reindented(&before, &after[0]));
     out.extend(head.lines().skip(to.1).map(str::to_string));
     let mut joined = out.join("\n");
     if head.ends_with('\n') {
@@ -429,8 +441,9 @@ pub struct TestChanges {
     /// collection (`check_x`). A test renamed to another collected name is the same test
     /// (see [`compare`]).
     pub removed: Vec<String>,
-    /// Still in the patch (perhaps renamed) with a different body.
-    pub changed: Vec<String>,
+    /// Still in the patch with a different body: the name at base, and in the patch (a
+    /// rename).
+    pub changed: Vec<(String, String)>,
 }
 
 /// The tests of a test file at base that the patch removed or changed. `Err` names the
@@ -453,12 +466,97 @@ pub fn test_changes(path: &str, base: &str, head: Option<&str>) -> Result<TestCh
         match after.tests.get(now) {
             None => changes.removed.push(name.clone()),
             Some(test) if test.body != before.tests[name].body => {
-                changes.changed.push(name.clone())
+                changes.changed.push((name.clone(), now.to_string()))
             }
             Some(_) => {}
         }
     }
     Ok(changes)
+}
+
+/// `lines` moved to the indentation of `like` (their first line's becomes its).
+fn reindented(lines: &[String], like: &str) -> Vec<String> {
+    let indent = |line: &str| line.len() - line.trim_start().len();
+    let (was, now) = (indent(&lines[0]), indent(like));
+    lines
+        .iter()
+        .map(|line| {
+            if line.trim().is_empty() {
+                String::new()
+            } else if now >= was {
+                format!("{}{line}", " ".repeat(now - was))
+            } else {
+                line[(was - now).min(indent(line))..].to_string()
+            }
+        })
+        .collect()
+}
+
+/// The base's text of a test file with the patch's version of one of its tests added
+/// right after the base's, in the same scope, as `copy` (a name pytest collects): the
+/// proof runs both on the same mutants, to see whether the edited test still catches
+/// what the base's caught. `test` is the name at base and `now` in the patch (`name` or
+/// `Class::name`). `Ok(None)` when the test is not on both sides or is the same
+/// (whitespace aside); `Err` names the side that does not parse.
+pub fn with_patch_copy(
+    path: &str,
+    base: &str,
+    head: &str,
+    (test, now): (&str, &str),
+    copy: &str,
+) -> Result<Option<String>, String> {
+    let Some(BothVersions {
+        from,
+        before,
+        after,
+        ..
+    }) = both_versions(path, base, head, (test, now))?
+    else {
+        return Ok(None);
+    };
+    let name = now.rsplit("::").next().unwrap_or(now);
+    let (def, copied) = (format!("def {name}("), format!("def {copy}("));
+    let mut renamed = false;
+    let patched = reindented(&after, &before[0]).into_iter().map(|line| {
+        let trimmed = line.trim_start();
+        let bare = trimmed
+            .strip_prefix("async ")
+            .map_or(trimmed, str::trim_start);
+        if !renamed && bare.starts_with(&def) {
+            renamed = true;
+            line.replacen(&def, &copied, 1)
+        } else {
+            line
+        }
+    });
+    let mut out: Vec<String> = base.lines().take(from.1).map(str::to_string).collect();
+    out.push(String::new());
+    out.extend(patched);
+    out.extend(base.lines().skip(from.1).map(str::to_string));
+    let mut joined = out.join("\n");
+    if base.ends_with('\n') {
+        joined.push('\n');
+    }
+    Ok(Some(joined))
+}
+
+/// The lines `first..=last` (1-based) of `source`.
+fn lines_of(source: &str, (first, last): (usize, usize)) -> Vec<String> {
+    source
+        .lines()
+        .skip(first - 1)
+        .take(last + 1 - first)
+        .map(str::to_string)
+        .collect()
+}
+
+/// The first line (its first decorator's) of the definition pytest collects as `test`
+/// in `source`, when it has one and parses.
+pub fn line_of(path: &str, source: &str, test: &str) -> Option<u32> {
+    definition(path, source, test)
+        .ok()
+        .flatten()
+        .map(|(first, _)| first as u32)
 }
 
 /// The first and last line of the definition pytest collects as `test` (the last
@@ -851,8 +949,40 @@ class TestCart:
         let class_gone = BASE.replace("class TestCart:", "class _Cart:");
         assert_eq!(removed(Some(&class_gone)), vec!["TestCart::test_empty"]);
         let edited = renamed.replace("cart.remove('x')", "cart.remove('y')");
-        assert_eq!(changes(Some(&edited)).changed, vec!["test_remove"]);
+        assert_eq!(
+            changes(Some(&edited)).changed,
+            vec![("test_remove".to_string(), "test_remove_missing".to_string())]
+        );
         assert!(test_changes("t.py", BASE, Some("def (")).is_err());
+    }
+
+    #[test]
+    fn the_patch_version_of_an_edited_test_runs_beside_the_base_version() {
+        let head = BASE.replace(
+            "    def test_empty(self):\n        self.assertEqual(len(Cart()), 0)",
+            "    @pytest.mark.slow\n    def test_empty(self):\n        assert Cart() is not None",
+        );
+        let both = with_patch_copy(
+            "tests/test_cart.py",
+            BASE,
+            &head,
+            ("TestCart::test_empty", "TestCart::test_empty"),
+            "test_empty__as_patched",
+        )
+        .expect("parses")
+        .expect("changed");
+        assert!(
+            both.ends_with(
+                "    def test_empty(self):\n        self.assertEqual(len(Cart()), 0)\n\n    @pytest.mark.slow\n    def test_empty__as_patched(self):\n        assert Cart() is not None\n"
+            ),
+            "{both}"
+        );
+        assert!(both.starts_with(&BASE[..BASE.find("class TestCart").unwrap()]));
+        // Unchanged, or not on both sides: nothing to run.
+        let same = ("test_total", "test_total");
+        assert_eq!(with_patch_copy("t.py", BASE, BASE, same, "c"), Ok(None));
+        let gone = ("test_gone", "test_gone");
+        assert_eq!(with_patch_copy("t.py", BASE, &head, gone, "c"), Ok(None));
     }
 
     #[test]

@@ -91,34 +91,56 @@ fn selected(ledger: &Ledger, all: bool) -> Vec<&Entry> {
         .collect()
 }
 
-/// One test to prove: a freeze (its test in the patch's code), or a test the patch
-/// removed (a retired entry's, with its deposit; or one with no entry, with none), run
-/// from its file as the base had it.
-struct Target<'a> {
-    test_id: String,
-    properties: Vec<String>,
-    base_file: Option<&'a removed::TestFile>,
+/// What a proof is of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// A freeze: its test in the patch's code (as the base defined it, where changed).
+    Freeze,
+    /// A test the patch removed: a retired entry's, with its deposit, or one no entry
+    /// names, with none.
+    Removed,
+    /// A test the patch edited: its base version, with the patch's version beside it as
+    /// the "deposit" that must still catch what only the base's caught.
+    Edited,
 }
 
-/// The selected freezes, then every removed test no ledger entry names. A retired
-/// entry's test the patch did not remove (against `--base`) is not in any code to run:
-/// its entry is judged by the other rules.
-fn targets<'a>(
+/// One test to prove.
+struct Target {
+    test_id: String,
+    /// An edited test's first line in the patch.
+    line: Option<u32>,
+    properties: Vec<String>,
+    kind: Kind,
+    /// The test file to put in the scratch copy for this proof (its repository path and
+    /// text): the base's, for a removed or edited test.
+    scratch: Option<(String, String)>,
+    /// Tests of that file that are not the patch's suite (not "other tests").
+    not_the_suite: Vec<String>,
+}
+
+/// The name the patch's version of an edited test runs under, beside the base's.
+const AS_PATCHED: &str = "__as_patched";
+
+/// The selected freezes, then every removed test no ledger entry names, then every
+/// edited one. A retired entry's test the patch did not remove (against `--base`) is not
+/// in any code to run: its entry is judged by the other rules.
+fn targets(
     ledger: &Ledger,
     all: bool,
-    test_files: &'a [removed::TestFile],
+    test_files: &[removed::TestFile],
     pytest_root: &str,
-) -> Vec<Target<'a>> {
+) -> Vec<Target> {
     let removed_in = |test_id: &str| {
         let function = crate::inputs::ids::strip_params(test_id);
         test_files
             .iter()
             .find(|f| f.removed_ids(pytest_root).iter().any(|id| id == function))
     };
+    let base_file = |file: &removed::TestFile| (file.file.clone(), file.base.clone());
     let mut targets: Vec<Target> = Vec::new();
     for entry in selected(ledger, all) {
         let test_id = entry.test_id().unwrap_or_default().to_string();
-        let base_file = match entry.is_retired() {
+        let file = match entry.is_retired() {
             true => match removed_in(&test_id) {
                 Some(file) => Some(file),
                 None => continue,
@@ -128,7 +150,14 @@ fn targets<'a>(
         targets.push(Target {
             properties: entry.properties().iter().map(|p| p.to_string()).collect(),
             test_id,
-            base_file,
+            line: None,
+            kind: if file.is_some() {
+                Kind::Removed
+            } else {
+                Kind::Freeze
+            },
+            scratch: file.map(base_file),
+            not_the_suite: file.map_or_else(Vec::new, |f| f.not_the_suite(pytest_root)),
         });
     }
     let named = |id: &str| {
@@ -142,16 +171,56 @@ fn targets<'a>(
             if !named(&id) {
                 targets.push(Target {
                     test_id: id,
+                    line: None,
                     properties: Vec::new(),
-                    base_file: Some(file),
+                    kind: Kind::Removed,
+                    scratch: Some(base_file(file)),
+                    not_the_suite: file.not_the_suite(pytest_root),
                 });
             }
+        }
+    }
+    for file in test_files {
+        let (Some(head), true) = (&file.head, file.kept) else {
+            continue;
+        };
+        let suite = crate::inputs::ids::suite_file(pytest_root, &file.file);
+        for (name, now) in &file.changes.changed {
+            let test_id = format!("{suite}::{name}");
+            if named(&test_id) {
+                continue; // a freeze: proven as the base defined it, above
+            }
+            let copy_name = format!("{}{AS_PATCHED}", name.rsplit("::").next().unwrap_or(name));
+            let copy_id = match name.rsplit_once("::") {
+                Some((class, _)) => format!("{suite}::{class}::{copy_name}"),
+                None => format!("{suite}::{copy_name}"),
+            };
+            let text = crate::inputs::weakened::with_patch_copy(
+                &file.file,
+                &file.base,
+                head,
+                (name, now),
+                &copy_name,
+            );
+            let Ok(Some(text)) = text else {
+                continue; // the same whitespace aside (both sides parsed before)
+            };
+            let mut not_the_suite = file.not_the_suite(pytest_root);
+            not_the_suite.push(copy_id.clone());
+            targets.push(Target {
+                line: crate::inputs::weakened::line_of(&file.file, head, now),
+                test_id,
+                properties: vec![copy_id],
+                kind: Kind::Edited,
+                scratch: Some((file.file.clone(), text)),
+                not_the_suite,
+            });
         }
     }
     targets
 }
 
-/// The record of a removed test the proof could not run, and why.
+/// The record of a removed or edited test the proof could not run, and why.
 fn unproven(target: &Target, why: &str) -> FreezeProof {
     let first = why
         .lines()
@@ -164,7 +233,9 @@ fn unproven(target: &Target, why: &str) -> FreezeProof {
         stake: Vec::new(),
         frozen_clean: "unknown".into(),
         frozen_at_base: false,
-        removed: true,
+        removed: target.kind == Kind::Removed,
+        edited: target.kind == Kind::Edited,
+        line: target.line,
         properties_clean: BTreeMap::new(),
         mutants_total: 0,
         incomplete: Some(format!("its base version could not be proven: {first}")),
@@ -244,11 +315,11 @@ pub fn prove(cwd: &Path, config: &Config, options: &Options) -> Result<Proven, G
     for target in targets(&ledger, options.all, &test_files, &pytest_root) {
         let begun = Instant::now();
         let mut left_out = left_out.clone();
-        let written = match target.base_file {
-            Some(file) => {
-                scratch.write(&file.file, &file.base)?;
-                left_out.extend(file.not_the_suite(&pytest_root));
-                Some(file.file.clone())
+        left_out.extend(target.not_the_suite.iter().cloned());
+        let written = match &target.scratch {
+            Some((file, text)) => {
+                scratch.write(file, text)?;
+                Some(file.clone())
             }
             None => {
                 base_version_of_frozen(&target.test_id, &scratch, config, options, &pytest_root)?
@@ -269,15 +340,19 @@ pub fn prove(cwd: &Path, config: &Config, options: &Options) -> Result<Proven, G
         if let Some(file) = &written {
             scratch.restore(file)?;
         }
-        let removed = target.base_file.is_some();
         let (mut freeze, mutants) = match proven {
-            // A removed test the proof cannot run (it was skipped, its fixtures are gone)
-            // is an unfinished proof of it, not the end of every other proof.
-            Err(e) if removed => (unproven(&target, &e.message), Duration::ZERO),
+            // A test the patch removed or edited that the proof cannot run (it was
+            // skipped, its fixtures are gone) is an unfinished proof of it, not the end
+            // of every other proof.
+            Err(e) if target.kind != Kind::Freeze => {
+                (unproven(&target, &e.message), Duration::ZERO)
+            }
             other => other?,
         };
-        freeze.frozen_at_base = written.is_some() && !removed;
-        freeze.removed = removed;
+        freeze.frozen_at_base = written.is_some() && target.kind == Kind::Freeze;
+        freeze.removed = target.kind == Kind::Removed;
+        freeze.edited = target.kind == Kind::Edited;
+        freeze.line = target.line;
         timings.push(Timing {
             total: begun.elapsed(),
             mutants,
@@ -423,6 +498,8 @@ fn prove_one(
         frozen_clean: "unknown".into(),
         frozen_at_base: false,
         removed: false,
+        edited: false,
+        line: None,
         properties_clean: BTreeMap::new(),
         mutants_total: 0,
         incomplete: None,

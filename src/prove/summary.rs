@@ -72,10 +72,10 @@ fn freeze_summary(out: &mut String, f: &FreezeProof, took: Option<Timing>) {
     let _ = writeln!(out, "{}", f.test_id);
     // A removed test is judged as a frozen one: what only it kills is what its removal
     // withdraws.
-    let role = if f.removed {
-        "removed test"
-    } else {
-        "frozen test"
+    let role = match (f.removed, f.edited) {
+        (true, _) => "removed test",
+        (_, true) => "base's version",
+        _ => "frozen test",
     };
     if f.removed {
         let _ = writeln!(
@@ -83,9 +83,20 @@ fn freeze_summary(out: &mut String, f: &FreezeProof, took: Option<Timing>) {
             "  removed by the patch: the proof ran it as the base defined it"
         );
     }
-    let _ = match f.properties.is_empty() {
-        true => writeln!(out, "  deposit: none (no ledger entry retires it)"),
-        false => writeln!(out, "  deposit: {}", f.properties.join(", ")),
+    if f.edited {
+        let _ = writeln!(
+            out,
+            "  edited by the patch: the proof ran the base's version, and the patch's beside it"
+        );
+    }
+    let _ = match (f.properties.is_empty(), f.edited) {
+        (true, _) => writeln!(out, "  deposit: none (no ledger entry retires it)"),
+        (false, true) => writeln!(
+            out,
+            "  deposit: the patch's version, as {}",
+            f.properties.join(", ")
+        ),
+        (false, false) => writeln!(out, "  deposit: {}", f.properties.join(", ")),
     };
     if f.frozen_at_base {
         let _ = writeln!(
@@ -138,9 +149,10 @@ fn freeze_summary(out: &mut String, f: &FreezeProof, took: Option<Timing>) {
             "  killed by the {role}: {}, each also by another test of the suite ({} run this code): {}",
             j.shared,
             count(f.others as i64, "other test"),
-            match f.removed {
-                true => "removing it withdraws no coverage (deletion is honest)",
-                false => "it withdraws no coverage, any deposit passes",
+            match (f.removed, f.edited) {
+                (true, _) => "removing it withdraws no coverage (deletion is honest)",
+                (_, true) => "the edit withdraws no coverage",
+                _ => "it withdraws no coverage, any deposit passes",
             },
         ),
         Basis::Checked if j.frozen_crashed > 0 => writeln!(
@@ -168,13 +180,20 @@ fn freeze_summary(out: &mut String, f: &FreezeProof, took: Option<Timing>) {
         0 => String::new(),
         c => format!("; {c} only by a crash (not counted)"),
     };
-    let _ = writeln!(
-        out,
-        "  caught by the deposit: {} of {of} by a check{crashed}{share}",
-        j.caught
-    );
+    // A removal with no entry retiring it has no deposit: what only it caught, no test
+    // catches now.
+    let survivors = if f.properties.is_empty() {
+        "  withdrawn (no test of the suite catches them now):"
+    } else {
+        let _ = writeln!(
+            out,
+            "  caught by the deposit: {} of {of} by a check{crashed}{share}",
+            j.caught
+        );
+        "  survivors (the deposit does not fail on them):"
+    };
     if !j.survivors.is_empty() {
-        let _ = writeln!(out, "  survivors (the deposit does not fail on them):");
+        let _ = writeln!(out, "{survivors}");
         for m in j.survivors.iter().take(SHOWN) {
             let _ = writeln!(out, "    {}:{}  {}", m.file, m.line, m.mutation);
         }
