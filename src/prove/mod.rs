@@ -233,9 +233,10 @@ fn unproven(target: &Target, why: &str) -> FreezeProof {
         stake: Vec::new(),
         frozen_clean: "unknown".into(),
         frozen_at_base: false,
-        removed: target.kind == Kind::Removed,
-        edited: target.kind == Kind::Edited,
-        line: target.line,
+        // What the target is (removed, edited, its line) the caller marks on every proof.
+        removed: false,
+        edited: false,
+        line: None,
         properties_clean: BTreeMap::new(),
         mutants_total: 0,
         incomplete: Some(format!("its base version could not be proven: {first}")),
