@@ -971,6 +971,24 @@ fn a_test_module_renamed_out_of_collection_is_the_patchs_rename() {
         found[0]["message"].as_str().unwrap(),
         "tests/test_bag.py::test_add left the collection with its file: the patch renames tests/test_bag.py to tests/bag_tset.py, which pytest does not collect (a rename withdraws every test in the file; the suite shrank by 2 tests)",
     );
+    let moved_out = serde_json::json!([
+        {"test_id": "tests/test_bag.py::test_add", "cause": "moved-out", "to": "tests/bag_tset.py"},
+        {"test_id": "tests/test_bag.py::test_remove", "cause": "moved-out", "to": "tests/bag_tset.py"},
+    ]);
+    assert_eq!(report["touched"], moved_out, "{report:#}");
+
+    // Renamed to a module pytest collects: the same tests at their new ids.
+    let report = judge_patch(
+        |p| p.write("tests/test_bag.py", "def test_add():\n    assert True\n"),
+        |p| p.git(&["mv", "tests/test_bag.py", "tests/test_sack.py"]),
+        0,
+        &[],
+        &[],
+    );
+    let moved = serde_json::json!([
+        {"test_id": "tests/test_bag.py::test_add", "cause": "moved", "to": "tests/test_sack.py::test_add"},
+    ]);
+    assert_eq!(report["touched"], moved, "{report:#}");
 }
 
 #[test]

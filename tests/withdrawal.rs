@@ -48,6 +48,29 @@ fn weakened(report: &Value) -> Vec<(u64, String)> {
         .collect()
 }
 
+/// The report's touched tests, each `ID: cause` or `ID: cause -> TO`.
+fn touched(report: &Value) -> Vec<String> {
+    let rows = report["touched"]
+        .as_array()
+        .expect("the report lists touched tests");
+    rows.iter()
+        .map(|t| {
+            let (id, cause) = (t["test_id"].as_str().unwrap(), t["cause"].as_str().unwrap());
+            match t["to"].as_str() {
+                Some(to) => format!("{id}: {cause} -> {to}"),
+                None => format!("{id}: {cause}"),
+            }
+        })
+        .collect()
+}
+
+/// The three cases of `test_cases`, each `ID: cause`.
+fn each_case(cause: &str) -> Vec<String> {
+    (1..=3)
+        .map(|n| format!("tests/test_app.py::test_cases[{n}]: {cause}"))
+        .collect()
+}
+
 /// `test_cases`'s assert, at line 16 of the test file (its decorator at 14).
 const CASES_ASSERT: &str = "    assert price(amount) == amount\n";
 
@@ -71,6 +94,10 @@ fn assert_true_in_place_of_the_failing_assert_is_refused_at_its_line() {
         edit(p, "tests/test_app.py", CASES_ASSERT, "    assert True\n");
     });
     refused(&verdict, 16, "`assert True` always holds (constant-assert)");
+    assert_eq!(
+        touched(&verdict.1),
+        ["tests/test_app.py::test_cases: edited"]
+    );
     let verdict = judged(&Project::new(), |p| {
         edit(
             p,
@@ -137,6 +164,11 @@ fn a_reformatted_test_and_a_reviewed_allow_entry_pass() {
     });
     let (exit, report, said) = project.supervised(Some(SHIPPED), &[]);
     assert_eq!((exit, weakened(&report)), (Some(0), vec![]), "{said}");
+    assert_eq!(
+        touched(&report),
+        Vec::<String>::new(),
+        "not an edit: {report:#}"
+    );
 
     // A reviewed refactor: the trusted config (the base's) allows the one test.
     let project = Project::new();
@@ -234,6 +266,7 @@ fn a_deleted_failing_test_is_refused_naming_each_case() {
     let found = removed(report);
     assert_eq!(found.len(), 3, "{found:?}");
     assert_eq!(found[2].0, "tests/test_app.py::test_cases[3]");
+    assert_eq!(touched(report), each_case("removed"));
     common::assert_contains(
         &found[2].1,
         "tests/test_app.py::test_cases[3] was removed (the suite shrank by 3 tests)",
@@ -262,6 +295,12 @@ fn a_test_renamed_out_of_collection_is_refused_at_its_def() {
         v["message"].as_str().unwrap(),
         "was renamed out of collection: def _test_cases",
     );
+    let to = " -> tests/test_app.py::_test_cases";
+    let cases: Vec<String> = each_case("renamed-out")
+        .iter()
+        .map(|c| format!("{c}{to}"))
+        .collect();
+    assert_eq!(touched(report), cases);
 }
 
 #[test]
@@ -282,6 +321,18 @@ fn a_module_disabled_with_dunder_test_is_refused_as_disabled_not_deleted() {
             && m.contains("its module or class was disabled")),
         "{messages:#?}"
     );
+    // The whole module: every test of it, each disabled.
+    let mut module = each_case("disabled");
+    for test in [
+        "Legacy::test_unit",
+        "TestGroup::test_one",
+        "TestGroup::test_slow",
+        "test_rounding",
+    ] {
+        module.push(format!("tests/test_app.py::{test}: disabled"));
+    }
+    module.sort();
+    assert_eq!(touched(report), module);
 }
 
 #[test]
@@ -332,6 +383,7 @@ fn a_test_retired_in_the_ledger_with_a_compensating_property_passes() {
         (Some(0), vec![]),
         "{report:#}\n{said}"
     );
+    assert_eq!(touched(&report), each_case("retired"));
     let ledger: Value = serde_json::from_str(
         &std::fs::read_to_string(project.root.join("gate/freeze_ledger.json")).unwrap(),
     )
@@ -408,6 +460,12 @@ fn a_test_renamed_to_another_collected_name_is_the_same_test() {
         (Some(0), vec![], vec![]),
         "{report:#}\n{said}"
     );
+    let to = " -> tests/test_app.py::test_whole_amounts";
+    let cases: Vec<String> = each_case("renamed")
+        .iter()
+        .map(|c| format!("{c}{to}"))
+        .collect();
+    assert_eq!(touched(&report), cases);
     // Renamed and weakened: judged against its base version.
     let project = Project::new();
     project.base_then_patch(|p| {
@@ -431,4 +489,6 @@ fn a_test_renamed_to_another_collected_name_is_the_same_test() {
         "{report:#}\n{said}"
     );
     assert_eq!(weakened(&report).len(), 1, "{report:#}");
+    let edited = "tests/test_app.py::test_cases: edited -> tests/test_app.py::test_whole_amounts";
+    assert!(touched(&report).contains(&edited.to_string()), "{report:#}");
 }

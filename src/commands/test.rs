@@ -83,6 +83,9 @@ struct CaseFile {
     /// The notes the case expects, each a substring of one (exactly these notes).
     #[serde(default)]
     notes: Vec<String>,
+    /// Compared when given: the report's touched tests, exactly, each `ID: cause` or
+    /// `ID: cause -> TO`.
+    touched: Option<Vec<String>>,
     /// 0 or 1: whether the gate passes (with `deny_warnings` when set).
     expect_exit: Option<u8>,
 }
@@ -554,6 +557,22 @@ fn compare(case: &CaseFile, report: &Report) -> Vec<String> {
     for note in &note_text {
         if !case.notes.iter().any(|want| note.contains(want.as_str())) {
             lines.push(format!("note, not expected: {note}"));
+        }
+    }
+    if let Some(want) = &case.touched {
+        let got: Vec<String> = report
+            .touched
+            .iter()
+            .map(|t| match &t.to {
+                Some(to) => format!("{}: {} -> {to}", t.test_id, t.cause),
+                None => format!("{}: {}", t.test_id, t.cause),
+            })
+            .collect();
+        for line in want.iter().filter(|w| !got.contains(w)) {
+            lines.push(format!("expected touched, not listed: {line}"));
+        }
+        for line in got.iter().filter(|g| !want.contains(g)) {
+            lines.push(format!("touched, not expected: {line}"));
         }
     }
     if let Some(want) = case.expect_exit {

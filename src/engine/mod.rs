@@ -78,6 +78,8 @@ pub struct Evaluation {
     pub timings: Vec<ScriptTiming>,
     /// What scripts said about how they judged (`note(code, message)`), each once.
     pub notes: Vec<Note>,
+    /// The tests of the base the patch touched, as scripts found them, each once, by id.
+    pub touched: Vec<Touched>,
 }
 
 /// A script's word on how a rule judged, shown with the report (e.g. that every freeze
@@ -86,6 +88,18 @@ pub struct Evaluation {
 pub struct Note {
     pub code: String,
     pub message: String,
+}
+
+/// A test of the base the patch touched, and how (`touched(test_id, cause)`, or
+/// `touched(test_id, cause, to)` where it lives on under another id or name).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+pub struct Touched {
+    pub test_id: String,
+    /// The default pack's: `removed`, `renamed-out`, `disabled`, `moved-out`, `retired`,
+    /// `renamed`, `moved`, `edited`.
+    pub cause: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub to: Option<String>,
 }
 
 #[derive(Debug)]
@@ -182,7 +196,7 @@ impl ScriptValue for Vec<crate::inputs::tamper::Finding> {
 }
 
 /// `weakened`: `#{findings: [#{file, line, test, form, detail}], renames: [#{file, from,
-/// to, line}], uncompared: [#{file, why}]}`.
+/// to, line}], edited: [#{file, from, to, line}], uncompared: [#{file, why}]}`.
 impl ScriptValue for crate::inputs::weakened::Weakened {
     fn to_script(&self) -> Dynamic {
         let findings: rhai::Array = self
@@ -208,21 +222,23 @@ impl ScriptValue for crate::inputs::weakened::Weakened {
                 Dynamic::from_map(map)
             })
             .collect();
-        let renames: rhai::Array = self
-            .renames
-            .iter()
-            .map(|(file, r)| {
-                let mut map = Map::new();
-                map.insert("file".into(), file.clone().into());
-                map.insert("from".into(), r.from.clone().into());
-                map.insert("to".into(), r.to.clone().into());
-                map.insert("line".into(), rhai::INT::from(r.line).into());
-                Dynamic::from_map(map)
-            })
-            .collect();
+        let pairs = |pairs: &[(String, crate::inputs::weakened::Counterpart)]| -> rhai::Array {
+            pairs
+                .iter()
+                .map(|(file, r)| {
+                    let mut map = Map::new();
+                    map.insert("file".into(), file.clone().into());
+                    map.insert("from".into(), r.from.clone().into());
+                    map.insert("to".into(), r.to.clone().into());
+                    map.insert("line".into(), rhai::INT::from(r.line).into());
+                    Dynamic::from_map(map)
+                })
+                .collect()
+        };
         let mut map = Map::new();
         map.insert("findings".into(), Dynamic::from_array(findings));
-        map.insert("renames".into(), Dynamic::from_array(renames));
+        map.insert("renames".into(), Dynamic::from_array(pairs(&self.renames)));
+        map.insert("edited".into(), Dynamic::from_array(pairs(&self.edited)));
         map.insert("uncompared".into(), Dynamic::from_array(uncompared));
         Dynamic::from_map(map)
     }
@@ -285,6 +301,7 @@ struct RunState {
     enabled: FxHashMap<String, bool>,
     reports: Vec<RawReport>,
     notes: Vec<Note>,
+    touched: Vec<Touched>,
     missing: Vec<String>,
     deadline: Option<Instant>,
     waited: Duration,
@@ -330,6 +347,7 @@ fn binding(name: &str) -> Option<Dynamic> {
 struct ScriptRun {
     reports: Vec<RawReport>,
     notes: Vec<Note>,
+    touched: Vec<Touched>,
     missing: Vec<String>,
     elapsed: Duration,
     waited: Duration,
@@ -593,6 +611,7 @@ impl ScriptEngine {
                     evaluation.notes.push(note);
                 }
             }
+            evaluation.touched.extend(run.touched);
             let mut outcome = rule_outcomes(script, selection, &run.missing, &given);
             outcome.missing.retain(|(input, _)| !withheld(input));
             if run.missing.is_empty() {
@@ -624,6 +643,8 @@ impl ScriptEngine {
         }
         evaluation.evaluated.sort();
         evaluation.not_evaluated.sort();
+        evaluation.touched.sort();
+        evaluation.touched.dedup();
         Ok(evaluation)
     }
 
@@ -655,6 +676,7 @@ impl ScriptEngine {
                     .collect(),
                 reports: Vec::new(),
                 notes: Vec::new(),
+                touched: Vec::new(),
                 missing: Vec::new(),
                 deadline: Some(started + Duration::from_millis(self.limits.wall_time_ms)),
                 waited: Duration::ZERO,
@@ -663,10 +685,11 @@ impl ScriptEngine {
         let result = self
             .engine
             .run_ast_with_scope(&mut Scope::new(), &script.ast);
-        let (reports, notes, missing, waited) = with_run(|run| {
+        let (reports, notes, touched, missing, waited) = with_run(|run| {
             (
                 std::mem::take(&mut run.reports),
                 std::mem::take(&mut run.notes),
+                std::mem::take(&mut run.touched),
                 std::mem::take(&mut run.missing),
                 run.waited,
             )
@@ -675,6 +698,7 @@ impl ScriptEngine {
         ScriptRun {
             reports,
             notes,
+            touched,
             missing,
             elapsed: started.elapsed(),
             waited,
@@ -786,6 +810,21 @@ enum About<'a> {
 }
 
 fn register_report(engine: &mut Engine) {
+    fn touched(test_id: &str, cause: &str, to: Option<String>) {
+        with_run(|state| {
+            state.touched.push(Touched {
+                test_id: test_id.to_string(),
+                cause: cause.to_string(),
+                to,
+            })
+        });
+    }
+    engine.register_fn("touched", |test_id: &str, cause: &str| {
+        touched(test_id, cause, None)
+    });
+    engine.register_fn("touched", |test_id: &str, cause: &str, to: &str| {
+        touched(test_id, cause, Some(to.to_string()))
+    });
     engine.register_fn(
         "note",
         |ctx: NativeCallContext, code: &str, message: Dynamic| -> Result<(), Box<EvalAltResult>> {

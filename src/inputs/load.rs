@@ -377,6 +377,8 @@ fn compare_files(
                 found.findings.extend(compared.findings);
                 let renames = compared.renames.into_iter();
                 found.renames.extend(renames.map(|r| (file.clone(), r)));
+                let edited = compared.edited.into_iter();
+                found.edited.extend(edited.map(|e| (file.clone(), e)));
             }
             Err(why) => found.uncompared.push((file, why)),
         }

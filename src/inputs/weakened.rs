@@ -10,6 +10,8 @@
 //! function of the module that checks), as does any call named `assert…` (unittest's
 //! `assertEqual`, mock's `assert_called_once`, numpy's `assert_allclose`).
 
+use std::sync::OnceLock;
+
 use rustc_hash::{FxHashMap, FxHashSet};
 use rustpython_parser::ast::{self, CmpOp, Constant, Expr, Ranged, Stmt};
 use rustpython_parser::Parse;
@@ -29,12 +31,14 @@ pub struct Weakening {
     pub detail: String,
 }
 
-/// The pre-check's findings, the tests the patch renamed (each file's), and the changed
-/// test files it could not compare (the file and why: a side that does not parse).
+/// The pre-check's findings, the tests the patch renamed and edited (each file's), and
+/// the changed test files it could not compare (the file and why: a side that does not
+/// parse).
 #[derive(Debug, Clone, Default)]
 pub struct Weakened {
     pub findings: Vec<Weakening>,
-    pub renames: Vec<(String, Rename)>,
+    pub renames: Vec<(String, Counterpart)>,
+    pub edited: Vec<(String, Counterpart)>,
     pub uncompared: Vec<(String, String)>,
 }
 
@@ -42,13 +46,17 @@ pub struct Weakened {
 #[derive(Debug, Default)]
 pub struct Compared {
     pub findings: Vec<Weakening>,
-    pub renames: Vec<Rename>,
+    /// Tests renamed within the module: judged as the same test at the new name (not a
+    /// removal and an addition).
+    pub renames: Vec<Counterpart>,
+    /// Tests whose code changed (whitespace aside), renamed or not, a test a later `def`
+    /// shadows included.
+    pub edited: Vec<Counterpart>,
 }
 
-/// A test the patch renamed within its module: judged as the same test at its new name
-/// (not a removal and an addition).
+/// A test of the base and the same test in the patch.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Rename {
+pub struct Counterpart {
     /// `name` or `Class::name`, as at base.
     pub from: String,
     /// As in the patch.
@@ -125,8 +133,8 @@ pub fn sides_from_diff(diff: &str) -> Vec<(String, Option<(String, String)>)> {
 #[derive(Debug, Default)]
 struct Test {
     line: u32,
-    /// The body's code, whitespace collapsed: a test renamed with it unchanged is the
-    /// same test.
+    /// The body's syntax tree (see [`ast_key`]): a test renamed with it unchanged is the
+    /// same test, and one whose tree is unchanged was not edited.
     body: String,
     /// Each check's normalized text and its line.
     checks: Vec<(String, u32)>,
@@ -174,25 +182,20 @@ pub fn compare(path: &str, base: &str, head: &str) -> Result<Compared, String> {
     // A shadowed test is reported as such, not as the later def's changes.
     let shadowed: FxHashSet<&str> = after.shadowed.iter().map(|(n, ..)| n.as_str()).collect();
     let renames = renames(&before, &after);
-    // Each test of the patch with its base version: by name, or the one it was renamed from.
-    let mut pairs: Vec<(&str, &str)> = after
-        .tests
-        .keys()
-        .filter(|n| !shadowed.contains(n.as_str()))
-        .filter_map(|n| {
-            let from = renames
-                .iter()
-                .find(|r| &r.to == n)
-                .map_or(n.as_str(), |r| r.from.as_str());
-            before
-                .tests
-                .contains_key(from)
-                .then_some((from, n.as_str()))
-        })
-        .collect();
-    pairs.sort_unstable();
-    for (from, name) in pairs {
+    let mut edited = Vec::new();
+    for (from, name) in counterparts(&before, &after, &renames) {
+        let Some(name) = name else { continue };
         let (was, now) = (&before.tests[from], &after.tests[name]);
+        if was.body != now.body || shadowed.contains(name) {
+            edited.push(Counterpart {
+                from: from.to_string(),
+                to: name.to_string(),
+                line: now.line,
+            });
+        }
+        if shadowed.contains(name) {
+            continue;
+        }
         let shown = if from == name {
             name.to_string()
         } else {
@@ -258,12 +261,13 @@ pub fn compare(path: &str, base: &str, head: &str) -> Result<Compared, String> {
     Ok(Compared {
         findings: found,
         renames,
+        edited,
     })
 }
 
 /// The tests of the base the patch renamed (in the same module and class): to a test
 /// with the same body, or, where one test left and one came, to that one.
-fn renames(before: &File, after: &File) -> Vec<Rename> {
+fn renames(before: &File, after: &File) -> Vec<Counterpart> {
     let gone: Vec<&String> = sorted(
         before
             .tests
@@ -292,7 +296,7 @@ fn renames(before: &File, after: &File) -> Vec<Rename> {
         });
         if let Some(to) = same {
             taken.insert(to);
-            renames.push(Rename {
+            renames.push(Counterpart {
                 from: from.to_string(),
                 to: to.to_string(),
                 line: after.tests[to.as_str()].line,
@@ -310,7 +314,7 @@ fn renames(before: &File, after: &File) -> Vec<Rename> {
         .collect();
     if let ([from], [to]) = (left.as_slice(), new.as_slice()) {
         if class(from) == class(to) {
-            renames.push(Rename {
+            renames.push(Counterpart {
                 from: from.to_string(),
                 to: to.to_string(),
                 line: after.tests[to.as_str()].line,
@@ -458,20 +462,35 @@ pub fn test_changes(path: &str, base: &str, head: Option<&str>) -> Result<TestCh
     };
     let renamed = renames(&before, &after);
     let mut changes = TestChanges::default();
-    for name in sorted(before.tests.keys()) {
-        let now = renamed
-            .iter()
-            .find(|r| &r.from == name)
-            .map_or(name.as_str(), |r| r.to.as_str());
-        match after.tests.get(now) {
-            None => changes.removed.push(name.clone()),
-            Some(test) if test.body != before.tests[name].body => {
-                changes.changed.push((name.clone(), now.to_string()))
+    for (name, now) in counterparts(&before, &after, &renamed) {
+        match now {
+            None => changes.removed.push(name.to_string()),
+            Some(now) if after.tests[now].body != before.tests[name].body => {
+                changes.changed.push((name.to_string(), now.to_string()))
             }
             Some(_) => {}
         }
     }
     Ok(changes)
+}
+
+/// Each test of the base, sorted, with its name in the patch (renamed or not), or `None`
+/// where the patch has no such test.
+fn counterparts<'a>(
+    before: &'a File,
+    after: &File,
+    renames: &'a [Counterpart],
+) -> Vec<(&'a str, Option<&'a str>)> {
+    sorted(before.tests.keys())
+        .into_iter()
+        .map(|name| {
+            let now = renames
+                .iter()
+                .find(|r| &r.from == name)
+                .map_or(name.as_str(), |r| r.to.as_str());
+            (name.as_str(), after.tests.contains_key(now).then_some(now))
+        })
+        .collect()
 }
 
 /// `lines` moved to the indentation of `like` (their first line's becomes its).
@@ -589,6 +608,14 @@ fn definition(path: &str, source: &str, test: &str) -> Result<Option<(usize, usi
             )
         })
     }))
+}
+
+/// Statements as their syntax tree without positions: comments, parentheses, line
+/// breaks and quotes are no change (a test only reformatted needs no proof).
+fn ast_key(body: &[Stmt]) -> String {
+    static RANGE: OnceLock<regex::Regex> = OnceLock::new();
+    let range = RANGE.get_or_init(|| regex::Regex::new(r"range: \d+\.\.\d+, ").expect("valid"));
+    range.replace_all(&format!("{body:?}"), "").into_owned()
 }
 
 /// Code with its whitespace collapsed, so that reformatting is no change.
@@ -737,11 +764,7 @@ impl Reader<'_> {
             }
             let mut test = Test {
                 line,
-                body: fbody
-                    .iter()
-                    .map(|stmt| self.text(stmt))
-                    .collect::<Vec<_>>()
-                    .join("; "),
+                body: ast_key(fbody),
                 ..Test::default()
             };
             self.read(fbody, &mut test);
@@ -993,6 +1016,36 @@ class TestCart:
             "assert (\n        cart.total()  ==  3\n    )  # kept",
         );
         assert_eq!(forms(BASE, &reformatted), vec![]);
+        let compared = compare("tests/test_cart.py", BASE, &reformatted).expect("parses");
+        assert_eq!(
+            compared.edited,
+            vec![],
+            "parentheses and a comment are no edit"
+        );
+    }
+
+    #[test]
+    fn an_edited_test_is_listed_by_its_name_at_base_and_in_the_patch() {
+        let edited = |head: &str| {
+            let compared = compare("tests/test_cart.py", BASE, head).expect("parses");
+            let pairs = compared.edited.into_iter();
+            pairs.map(|e| (e.from, e.to, e.line)).collect::<Vec<_>>()
+        };
+        let pair = |from: &str, to: &str, line| (from.to_string(), to.to_string(), line);
+        let head = BASE.replace("== 3", "== 4");
+        assert_eq!(edited(&head), vec![pair("test_total", "test_total", 6)]);
+        let head = head.replace("def test_total(", "def test_sum(");
+        assert_eq!(edited(&head), vec![pair("test_total", "test_sum", 6)]);
+        let head = BASE
+            .replace("'x'", "'y'")
+            .replace("class TestCart:", "class TestCart:\n    x = 1");
+        assert_eq!(edited(&head), vec![pair("test_remove", "test_remove", 10)]);
+        let shadowing = format!("{BASE}\ndef test_total(cart):\n    assert cart.total() == 3\n    assert cart.count() == 2\n");
+        assert_eq!(
+            edited(&shadowing),
+            vec![pair("test_total", "test_total", 18)],
+            "the later def is the test pytest runs"
+        );
     }
 
     #[test]
@@ -1058,7 +1111,7 @@ class TestCart:
         assert_eq!(compared.findings, vec![]);
         assert_eq!(
             compared.renames,
-            vec![Rename {
+            vec![Counterpart {
                 from: "test_total".into(),
                 to: "test_total_of_two".into(),
                 line: 6

@@ -70,6 +70,8 @@ pub struct Report {
     pub violations: Vec<Violation>,
     /// What the scripts said about how they judged.
     pub notes: Vec<crate::engine::Note>,
+    /// Every test of the base the patch removed, renamed, disabled or edited, with how.
+    pub touched: Vec<crate::engine::Touched>,
     /// The distinct inputs counted for each compensating property, and how.
     pub samples: Vec<SampleRow>,
     /// How many tests the run collected, when the collection was given (for the history).
@@ -211,6 +213,7 @@ impl Report {
             rules,
             violations,
             notes: evaluation.notes.clone(),
+            touched: evaluation.touched.clone(),
             samples: Vec::new(),
             collected: None,
             meta,
