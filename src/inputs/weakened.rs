@@ -133,8 +133,8 @@ pub fn sides_from_diff(diff: &str) -> Vec<(String, Option<(String, String)>)> {
 #[derive(Debug, Default)]
 struct Test {
     line: u32,
-    /// The body's syntax tree (see [`ast_key`]): a test renamed with it unchanged is the
-    /// same test, and one whose tree is unchanged was not edited.
+    /// The body's code, whitespace collapsed: a test renamed with it unchanged is the
+    /// same test.
     body: String,
     /// Each check's normalized text and its line.
     checks: Vec<(String, u32)>,
@@ -152,13 +152,31 @@ struct Test {
 struct File {
     tests: FxHashMap<String, Test>,
     shadowed: Vec<(String, u32, u32)>,
+    suite: Vec<Stmt>,
+}
+
+impl File {
+    /// Whether test `name` here and `then` in `base` are the same code: the same text
+    /// (whitespace aside), or else the same syntax tree (comments, parentheses and line
+    /// breaks are no edit, and a test only reformatted needs no proof). The tree is
+    /// compared only where the text differs: the pre-check stays a parse per side.
+    fn same_code(&self, name: &str, base: &File, then: &str) -> bool {
+        if self.tests[name].body == base.tests[then].body {
+            return true;
+        }
+        let tree = |file: &File, test: &str| {
+            let (_, body, _) = function(defined(&file.suite, test)?)?;
+            Some(ast_key(body))
+        };
+        let now = tree(self, name);
+        now.is_some() && now == tree(base, then)
+    }
 }
 
 /// The file's tests at base and in the patch, compared. `Err` names why a side does not
 /// parse (the caller reports it; the other rules still run).
 pub fn compare(path: &str, base: &str, head: &str) -> Result<Compared, String> {
-    let before = parse(path, base).map_err(|e| format!("it does not parse at base: {e}"))?;
-    let after = parse(path, head).map_err(|e| format!("it does not parse in the patch: {e}"))?;
+    let (before, after) = parse_sides(path, base, Some(head))?;
     let mut found = Vec::new();
     let mut push = |line: u32, test: &str, form: &'static str, detail: String| {
         found.push(Weakening {
@@ -186,7 +204,7 @@ pub fn compare(path: &str, base: &str, head: &str) -> Result<Compared, String> {
     for (from, name) in counterparts(&before, &after, &renames) {
         let Some(name) = name else { continue };
         let (was, now) = (&before.tests[from], &after.tests[name]);
-        if was.body != now.body || shadowed.contains(name) {
+        if shadowed.contains(name) || !after.same_code(name, &before, from) {
             edited.push(Counterpart {
                 from: from.to_string(),
                 to: name.to_string(),
@@ -359,6 +377,21 @@ fn is_broad_exception(types: &str) -> bool {
     matches!(types, "Exception" | "BaseException" | "builtins.Exception")
 }
 
+/// A test file at base and in the patch (`None`: deleted, no tests), parsed side by side
+/// (parsing is most of the pre-check's time). `Err` names the side that does not parse.
+fn parse_sides(path: &str, base: &str, head: Option<&str>) -> Result<(File, File), String> {
+    let (before, after) = std::thread::scope(|scope| {
+        let before = crate::threads::spawn_scoped(scope, || parse(path, base));
+        let after = head.map(|head| parse(path, head)).transpose();
+        (before.join(), after)
+    });
+    let before = before
+        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        .map_err(|e| format!("it does not parse at base: {e}"))?;
+    let after = after.map_err(|e| format!("it does not parse in the patch: {e}"))?;
+    Ok((before, after.unwrap_or_default()))
+}
+
 fn parse(path: &str, source: &str) -> Result<File, String> {
     let suite = ast::Suite::parse(source, path).map_err(|e| e.to_string())?;
     let lines = LineIndex::new(source);
@@ -369,6 +402,7 @@ fn parse(path: &str, source: &str) -> Result<File, String> {
     };
     let mut file = File::default();
     reader.scope(&suite, None, &mut file);
+    file.suite = suite;
     Ok(file)
 }
 
@@ -453,19 +487,13 @@ pub struct TestChanges {
 /// The tests of a test file at base that the patch removed or changed. `Err` names the
 /// side that does not parse.
 pub fn test_changes(path: &str, base: &str, head: Option<&str>) -> Result<TestChanges, String> {
-    let before = parse(path, base).map_err(|e| format!("it does not parse at base: {e}"))?;
-    let after = match head {
-        Some(head) => {
-            parse(path, head).map_err(|e| format!("it does not parse in the patch: {e}"))?
-        }
-        None => File::default(),
-    };
+    let (before, after) = parse_sides(path, base, head)?;
     let renamed = renames(&before, &after);
     let mut changes = TestChanges::default();
     for (name, now) in counterparts(&before, &after, &renamed) {
         match now {
             None => changes.removed.push(name.to_string()),
-            Some(now) if after.tests[now].body != before.tests[name].body => {
+            Some(now) if !after.same_code(now, &before, name) => {
                 changes.changed.push((name.to_string(), now.to_string()))
             }
             Some(_) => {}
@@ -583,31 +611,35 @@ pub fn line_of(path: &str, source: &str, test: &str) -> Option<u32> {
 fn definition(path: &str, source: &str, test: &str) -> Result<Option<(usize, usize)>, String> {
     let suite = ast::Suite::parse(source, path).map_err(|e| e.to_string())?;
     let lines = LineIndex::new(source);
+    Ok(defined(&suite, test).map(|stmt| {
+        let (_, _, decorators) = function(stmt).expect("a definition");
+        let start = decorators.first().map_or(stmt.start(), |d| d.start());
+        let end = stmt.end().to_usize().saturating_sub(1);
+        (
+            lines.line(start.to_usize()) as usize,
+            lines.line(end) as usize,
+        )
+    }))
+}
+
+/// The definition pytest collects as `test` (`name` or `Class::name`): the last `def`
+/// of that name in its scope.
+fn defined<'a>(suite: &'a [Stmt], test: &str) -> Option<&'a Stmt> {
     let (class, name) = match test.split_once("::") {
         Some((class, name)) => (Some(class), name),
         None => (None, test),
     };
     let scope: &[Stmt] = match class {
-        None => &suite,
-        Some(class) => match suite.iter().rev().find_map(|stmt| match stmt {
-            Stmt::ClassDef(c) if c.name.as_str() == class => Some(&c.body),
+        None => suite,
+        Some(class) => suite.iter().rev().find_map(|stmt| match stmt {
+            Stmt::ClassDef(c) if c.name.as_str() == class => Some(&c.body[..]),
             _ => None,
-        }) {
-            Some(body) => body,
-            None => return Ok(None),
-        },
+        })?,
     };
-    Ok(scope.iter().rev().find_map(|stmt| {
-        let (found, _, decorators) = function(stmt)?;
-        (found == name).then(|| {
-            let start = decorators.first().map_or(stmt.start(), |d| d.start());
-            let end = stmt.end().to_usize().saturating_sub(1);
-            (
-                lines.line(start.to_usize()) as usize,
-                lines.line(end) as usize,
-            )
-        })
-    }))
+    scope
+        .iter()
+        .rev()
+        .find(|stmt| function(stmt).is_some_and(|(found, ..)| found == name))
 }
 
 /// Statements as their syntax tree without positions: comments, parentheses, line
@@ -764,7 +796,11 @@ impl Reader<'_> {
             }
             let mut test = Test {
                 line,
-                body: ast_key(fbody),
+                body: fbody
+                    .iter()
+                    .map(|stmt| self.text(stmt))
+                    .collect::<Vec<_>>()
+                    .join("; "),
                 ..Test::default()
             };
             self.read(fbody, &mut test);
