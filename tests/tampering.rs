@@ -117,6 +117,66 @@ fn a_runtestloop_wrapper_that_zeroes_the_failures_is_refused_by_the_record_s_out
     );
 }
 
+/// Rewrites the plugin's outcomes at the end of the session, finding it by what it
+/// holds (no name of freezegate's to scan for) and adding a property that never ran.
+const REWRITE_THE_RECORD: &str = r#"import pytest
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session):
+    for plugin in session.config.pluginmanager.get_plugins():
+        outcomes = getattr(plugin, "tests", None)
+        if isinstance(outcomes, dict):
+            for entry in outcomes.values():
+                entry["outcome"] = "passed"
+            outcomes["tests/test_app.py::test_never_ran"] = {"outcome": "passed"}
+"#;
+
+#[test]
+fn a_record_rewritten_after_the_tests_reported_is_exit_2_naming_the_test() {
+    let verdict = judged(|p| p.write("conftest.py", REWRITE_THE_RECORD));
+    let (exit, report, said) = &verdict;
+    assert_eq!(*exit, Some(2), "{report:#}\n{said}");
+    common::assert_contains(
+        said,
+        "the record disagrees with the rows the plugin sent as each test finished: tests/test_app.py::test_cases[3] finished failed, and the record says passed",
+    );
+    // The check still ran: the hook that did it is at its line.
+    let hook = violation(report, "FZ606");
+    assert_eq!(
+        (hook["file"].as_str(), hook["line"].as_u64()),
+        (Some("conftest.py"), Some(4)),
+        "{report:#}"
+    );
+}
+
+/// Finds the plugin's pipe by what it holds (no name of freezegate's), sends a row
+/// saying the failing test passed with the real token, and ends the process before
+/// pytest reports the failure.
+const FORGE_A_ROW_AND_EXIT: &str = r#"import gc
+import os
+
+import pytest
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_call(item):
+    if item.name == "test_cases[3]":
+        pipe = next(o for o in gc.get_objects() if hasattr(o, "_token") and hasattr(o, "_stream"))
+        pipe.row(item.nodeid, {"outcome": "passed"})
+        os._exit(0)
+"#;
+
+#[test]
+fn a_row_forged_with_the_real_token_then_os_exit_is_never_a_pass() {
+    let verdict = judged(|p| p.write("conftest.py", FORGE_A_ROW_AND_EXIT));
+    let (exit, report, said) = &verdict;
+    // No record came: the run is not judged (exit 2), the partial record kept.
+    assert_eq!(*exit, Some(2), "{report:#}\n{said}");
+    common::assert_contains(said, "no complete run record");
+    common::assert_contains(said, "marked incomplete");
+}
+
 #[test]
 fn a_pytest_py_at_the_root_is_not_imported_and_is_refused_from_the_diff() {
     // Under `python -m pytest` the working directory would come first on the path: this

@@ -69,8 +69,21 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &RunArgs) -> Result<u8,
         )
         .with_help("pytest's own output above says why"));
     }
+    // The rows came as each test finished; a record that says otherwise was rewritten in
+    // the pytest process after them. The check still runs (its rules name the hook or
+    // the line that did it); the run ends with this error.
+    let rewritten = received.disagreement(record).map(|why| {
+        GateError::new(
+            &shown,
+            format!("the record disagrees with the rows the plugin sent as each test finished: {why}"),
+        )
+        .with_help("something in the pytest process (a hook, a fixture, a patched plugin) rewrote the record after the tests ran: the report above names the hooks and lines the patch added; a run is judged by what its tests reported")
+    });
     let record = SourceFile::new(shown, path, record.clone());
     if args.baseline {
+        if let Some(rewritten) = rewritten {
+            return Err(rewritten);
+        }
         let Command::Baseline(mut baseline) = parsed_args(config_path, "baseline", &[])? else {
             return Err(GateError::usage(
                 "freezegate run --baseline: not `baseline`",
@@ -91,6 +104,9 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &RunArgs) -> Result<u8,
     }
     let tests_failed = supervised.status.code() == Some(1) || !failed.is_empty();
     let Some(mut check) = check else {
+        if let Some(rewritten) = rewritten {
+            return Err(rewritten);
+        }
         return Ok(if tests_failed {
             EXIT_VIOLATIONS
         } else {
@@ -99,6 +115,9 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &RunArgs) -> Result<u8,
     };
     check.facts.supervised_run = Some(record);
     let code = crate::commands::check::run(cwd, config_path, &check)?;
+    if let Some(rewritten) = rewritten {
+        return Err(rewritten);
+    }
     Ok(match code {
         EXIT_ERROR => EXIT_ERROR,
         code if tests_failed => code.max(EXIT_VIOLATIONS),

@@ -195,8 +195,12 @@ impl Runner {
                 seen,
                 running,
                 outside,
+                forged,
                 ..
             } = read_outcomes(&out);
+            if let Some(why) = forged {
+                return Err(forged_outcomes(mutant, &why));
+            }
             for (phase, functions) in outside {
                 outside_call.entry(phase).or_default().extend(functions);
             }
@@ -307,6 +311,9 @@ impl Runner {
             .with_help("a freeze is judged by what only its test checks: the rest of the suite must run under `FREEZEGATE_PLUGIN_OFF=1 pytest` (a larger --budget gives it more time)"));
         }
         let outcomes = read_outcomes(&out);
+        if let Some(why) = &outcomes.forged {
+            return Err(forged_outcomes("", why));
+        }
         let mut failed = BTreeSet::new();
         let mut reported = BTreeSet::new();
         for (id, verdict) in outcomes.seen {
@@ -375,6 +382,22 @@ struct Outcomes {
     outside: BTreeMap<String, Vec<String>>,
     /// (The run of the suite) the mutated functions each test's call phase ran.
     hits: BTreeMap<String, Vec<String>>,
+    /// A report pytest cannot have made: a phase of a test reported twice (but for a
+    /// rerun plugin's `rerun`), or a call after its setup failed or skipped. Something in
+    /// the test process wrote to the outcomes (a fixture forging kills).
+    forged: Option<String>,
+}
+
+/// The error for a run whose outcomes something in the test process wrote to.
+fn forged_outcomes(mutant: &str, why: &str) -> GateError {
+    let run = match mutant {
+        "" => "the unmutated run".to_string(),
+        mutant => format!("the run of mutant {mutant}"),
+    };
+    GateError::usage(format!(
+        "prove: the outcomes of {run} are not pytest's: {why}"
+    ))
+    .with_help("something in the test process (a fixture, a hook, the test itself) wrote to the proof's outcomes: a proof judges what pytest reported, so the patch's tests, conftests and fixtures must leave the driver's output alone")
 }
 
 fn read_outcomes(path: &Path) -> Outcomes {
@@ -385,7 +408,10 @@ fn read_outcomes(path: &Path) -> Outcomes {
         running,
         outside,
         hits,
+        forged,
     } = &mut outcomes;
+    // Each phase's last report by test, and whether its setup failed or skipped.
+    let mut reported: BTreeMap<(String, String), String> = BTreeMap::new();
     for line in text.lines() {
         let Ok(value) = serde_json::from_str::<serde_json::Value>(line) else {
             continue;
@@ -421,6 +447,20 @@ fn read_outcomes(path: &Path) -> Outcomes {
         if running.as_deref() == Some(id) {
             *running = None;
         }
+        let phase = when.unwrap_or("call");
+        let key = (id.to_string(), phase.to_string());
+        let setup = reported.get(&(id.to_string(), "setup".to_string()));
+        if forged.is_none() {
+            if reported.get(&key).is_some_and(|earlier| earlier != "rerun") {
+                *forged = Some(format!("{id}'s {phase} phase is reported twice"));
+            } else if phase == "call" && setup.is_some_and(|s| s != "rerun") {
+                *forged = Some(format!(
+                    "{id}'s call phase is reported though its setup {}",
+                    setup.expect("checked")
+                ));
+            }
+        }
+        reported.insert(key, outcome.to_string());
         seen.push((id.to_string(), verdict));
     }
     outcomes
@@ -492,4 +532,45 @@ pub fn run_all(
         runs: results.into_inner().expect("not poisoned"),
         budget_hit: budget_hit.load(Ordering::SeqCst),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outcomes(lines: &[&str]) -> Outcomes {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let path = dir.path().join("outcomes.jsonl");
+        std::fs::write(&path, lines.join("\n")).expect("written");
+        read_outcomes(&path)
+    }
+
+    const START: &str = r#"{"start": "t.py::test_p"}"#;
+    const CALL_PASSED: &str =
+        r#"{"test": "t.py::test_p", "when": "call", "outcome": "passed", "checked": false}"#;
+    const FORGED_KILL: &str =
+        r#"{"test": "t.py::test_p", "when": "call", "outcome": "failed", "checked": true}"#;
+
+    #[test]
+    fn a_kill_a_fixture_writes_beside_pytest_s_report_is_forged() {
+        let honest = outcomes(&[START, CALL_PASSED]);
+        assert_eq!(honest.forged, None);
+        assert_eq!(honest.seen, vec![("t.py::test_p".into(), Verdict::Passed)]);
+        // Written in setup, before pytest reports the call.
+        let forged = outcomes(&[START, FORGED_KILL, CALL_PASSED]);
+        assert_eq!(
+            forged.forged.as_deref(),
+            Some("t.py::test_p's call phase is reported twice")
+        );
+        // The test skipped at setup so that only the forged call is there.
+        let skipped = r#"{"test": "t.py::test_p", "when": "setup", "outcome": "skipped"}"#;
+        let forged = outcomes(&[START, skipped, FORGED_KILL]);
+        assert_eq!(
+            forged.forged.as_deref(),
+            Some("t.py::test_p's call phase is reported though its setup skipped")
+        );
+        // A rerun plugin reports a phase again after `rerun`: pytest's own.
+        let rerun = r#"{"test": "t.py::test_p", "when": "call", "outcome": "rerun"}"#;
+        assert_eq!(outcomes(&[START, rerun, FORGED_KILL]).forged, None);
+    }
 }

@@ -144,6 +144,71 @@ impl Received {
             .collect()
     }
 
+    /// Where the record disagrees with the rows the plugin sent as each test finished: a
+    /// test whose last row said one outcome and the record another, a test that finished
+    /// and is not in the record, or (in a record that says it is complete) a test in the
+    /// record that never finished. Both come from one plugin in one process, so something
+    /// else in it rewrote the record in between (a hook, a patched plugin). `None` when
+    /// they agree; else what differs, for the error.
+    pub fn disagreement(&self, record: &str) -> Option<String> {
+        #[derive(Deserialize)]
+        struct Row<'a> {
+            #[serde(borrow)]
+            outcome: Option<std::borrow::Cow<'a, str>>,
+        }
+        #[derive(Deserialize)]
+        struct Record<'a> {
+            #[serde(borrow, default)]
+            tests: rustc_hash::FxHashMap<std::borrow::Cow<'a, str>, Row<'a>>,
+            #[serde(default)]
+            complete: bool,
+        }
+        let record: Record = match serde_json::from_str(record) {
+            Ok(record) => record,
+            Err(e) => return Some(format!("the record does not parse: {e}")),
+        };
+        let mut finished: rustc_hash::FxHashMap<&str, Option<String>> = Default::default();
+        for (id, row) in &self.rows {
+            let outcome = serde_json::from_str::<Row>(row.get())
+                .ok()
+                .and_then(|r| r.outcome.map(|o| o.into_owned()));
+            finished.insert(id.as_str(), outcome);
+        }
+        let mut ids: Vec<&&str> = finished.keys().collect();
+        ids.sort_unstable();
+        for id in ids {
+            let row = finished[*id].as_deref().unwrap_or("passed");
+            match record.tests.get(*id) {
+                None => {
+                    return Some(format!(
+                        "{id} finished {row}, and the record does not list it"
+                    ))
+                }
+                Some(entry) => {
+                    let said = entry.outcome.as_deref().unwrap_or("passed");
+                    if said != row {
+                        return Some(format!("{id} finished {row}, and the record says {said}"));
+                    }
+                }
+            }
+        }
+        if record.complete {
+            let mut unfinished: Vec<&str> = record
+                .tests
+                .keys()
+                .map(|id| id.as_ref())
+                .filter(|id| !finished.contains_key(id))
+                .collect();
+            unfinished.sort_unstable();
+            if let Some(id) = unfinished.first() {
+                return Some(format!(
+                    "the record lists {id}, which never finished in this run"
+                ));
+            }
+        }
+        None
+    }
+
     /// The record of a run that did not get to its end: the header the plugin sent, the
     /// rows of the tests that finished, `complete: false` and why. For inspection: the
     /// gate refuses it like every incomplete record.
@@ -219,6 +284,34 @@ mod tests {
             .as_deref()
             .unwrap()
             .contains("does not parse"));
+    }
+
+    #[test]
+    fn a_record_that_says_otherwise_than_the_rows_is_a_disagreement() {
+        let mut received = Received::default();
+        received.take(HELLO, "t0k");
+        received.take(r#"test ["t.py::a",{"outcome":"failed"}]"#, "t0k");
+        received.take(r#"test ["t.py::b",{"outcome":"passed"}]"#, "t0k");
+        let agrees = r#"{"complete":true,"tests":{"t.py::a":{"outcome":"failed","lines":[1,2]},"t.py::b":{"outcome":"passed"}}}"#;
+        assert_eq!(received.disagreement(agrees), None);
+        let flipped = agrees.replace(r#""outcome":"failed""#, r#""outcome":"passed""#);
+        assert_eq!(
+            received.disagreement(&flipped).as_deref(),
+            Some("t.py::a finished failed, and the record says passed")
+        );
+        let dropped = r#"{"complete":true,"tests":{"t.py::b":{"outcome":"passed"}}}"#;
+        assert_eq!(
+            received.disagreement(dropped).as_deref(),
+            Some("t.py::a finished failed, and the record does not list it")
+        );
+        let added = agrees.replace("}}}", r#"},"t.py::c":{"outcome":"passed"}}}"#);
+        assert_eq!(
+            received.disagreement(&added).as_deref(),
+            Some("the record lists t.py::c, which never finished in this run")
+        );
+        // An incomplete record may list a test whose teardown never came.
+        let incomplete = added.replace(r#""complete":true"#, r#""complete":false"#);
+        assert_eq!(received.disagreement(&incomplete), None);
     }
 
     #[test]
