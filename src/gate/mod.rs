@@ -260,9 +260,10 @@ fn unknown_default_branch(
     args: &crate::inputs::FactArgs,
     report: &crate::report::Report,
 ) -> Option<crate::engine::Note> {
-    let asks_for_changes = report.violations.iter().any(|v| {
-        v.code == crate::engine::policy::INPUT_MISSING && v.message.contains("needs `changed`")
-    });
+    let asks_for_changes = report
+        .absent
+        .values()
+        .any(|inputs| inputs.iter().any(|input| input == "changed"));
     if !asks_for_changes
         || names_base(args)
         || crate::inputs::tools::default_branch(&config.repo_root).is_some()

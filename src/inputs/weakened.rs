@@ -298,11 +298,7 @@ fn renames(before: &File, after: &File) -> Vec<Counterpart> {
             .keys()
             .filter(|n| !before.tests.contains_key(*n)),
     );
-    let class = |name: &str| {
-        name.rsplit_once("::")
-            .map_or("", |(class, _)| class)
-            .to_string()
-    };
+    let class = |name: &str| class_and_name(name).0.unwrap_or("").to_string();
     let mut renames = Vec::new();
     let mut taken: FxHashSet<&str> = FxHashSet::default();
     for from in &gone {
@@ -561,7 +557,7 @@ pub fn with_patch_copy(
     else {
         return Ok(None);
     };
-    let name = now.rsplit("::").next().unwrap_or(now);
+    let name = class_and_name(now).1;
     let (def, copied) = (format!("def {name}("), format!("def {copy}("));
     let mut renamed = false;
     let patched = reindented(&after, &before[0]).into_iter().map(|line| {
@@ -622,13 +618,19 @@ fn definition(path: &str, source: &str, test: &str) -> Result<Option<(usize, usi
     }))
 }
 
+/// A test's class (`None` for a module-level test) and function name, from `name` or
+/// `Class::name`.
+pub fn class_and_name(test: &str) -> (Option<&str>, &str) {
+    match test.rsplit_once("::") {
+        Some((class, name)) => (Some(class), name),
+        None => (None, test),
+    }
+}
+
 /// The definition pytest collects as `test` (`name` or `Class::name`): the last `def`
 /// of that name in its scope.
 fn defined<'a>(suite: &'a [Stmt], test: &str) -> Option<&'a Stmt> {
-    let (class, name) = match test.split_once("::") {
-        Some((class, name)) => (Some(class), name),
-        None => (None, test),
-    };
+    let (class, name) = class_and_name(test);
     let scope: &[Stmt] = match class {
         None => suite,
         Some(class) => suite.iter().rev().find_map(|stmt| match stmt {

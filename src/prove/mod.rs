@@ -190,9 +190,10 @@ fn targets(
             if named(&test_id) {
                 continue; // a freeze: proven as the base defined it, above
             }
-            let copy_name = format!("{}{AS_PATCHED}", name.rsplit("::").next().unwrap_or(name));
-            let copy_id = match name.rsplit_once("::") {
-                Some((class, _)) => format!("{suite}::{class}::{copy_name}"),
+            let (class, function) = crate::inputs::weakened::class_and_name(name);
+            let copy_name = format!("{function}{AS_PATCHED}");
+            let copy_id = match class {
+                Some(class) => format!("{suite}::{class}::{copy_name}"),
                 None => format!("{suite}::{copy_name}"),
             };
             let text = crate::inputs::weakened::with_patch_copy(
