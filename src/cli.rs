@@ -416,7 +416,8 @@ pub struct BriefArgs {
     /// The freeze ledger (default: from config).
     #[arg(long, value_name = "FILE")]
     pub ledger: Option<PathBuf>,
-    /// A run record (`pytest --freezegate`): the frozen test's lines come from it.
+    /// A run record (`pytest --freezegate`): the frozen test's lines and its cases come
+    /// from it.
     #[arg(long, value_name = "FILE")]
     pub run: Vec<PathBuf>,
     /// A proof record (`freezegate prove`): its surviving mutants, as diffs.

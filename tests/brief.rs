@@ -179,6 +179,52 @@ fn the_json_brief_has_stable_fields_for_agents() {
     );
 }
 
+/// A freeze of a parametrized test, recorded by a real pytest run: the brief says it has
+/// cases, and which (they all carry the freeze).
+#[test]
+fn the_brief_says_the_frozen_test_is_parametrized_from_a_real_run() {
+    let project = common::project::Project::new();
+    project.write_ledger(&["tests/test_app.py::test_cases"]);
+    project.record(&[], "gate/run.json");
+    let out = brief(
+        &project.root,
+        &["tests/test_app.py::test_cases", "--run", "gate/run.json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_contains(
+        &text(&out.stdout),
+        "It is parametrized: 3 cases in the run record (`tests/test_app.py::test_cases[1]`, `tests/test_app.py::test_cases[2]`, `tests/test_app.py::test_cases[3]`), each frozen.",
+    );
+    let out = brief(
+        &project.root,
+        &[
+            "tests/test_app.py::test_cases",
+            "--run",
+            "gate/run.json",
+            "--format",
+            "json",
+        ],
+    );
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["cases"].as_array().map(Vec::len), Some(3), "{json:#}");
+    assert_eq!(json["frozen_alone"], Value::Null, "no proof: unknown");
+}
+
+/// The proof ran the frozen test alone on this commit's code and it failed every time:
+/// the brief says the patch may have broken it (FZ213), not to write a deposit.
+#[test]
+fn the_brief_says_when_the_frozen_test_fails_alone_on_this_commit() {
+    let dir = project();
+    let failed = PROOF.replace(r#""frozen_clean": "passed""#, r#""frozen_clean": "failed""#);
+    write(dir.path(), "gate/proof.json", &failed);
+    let out = brief(dir.path(), &[FROZEN, "--proof", "gate/proof.json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_contains(
+        &text(&out.stdout),
+        "**It fails alone on this commit's code** (the proof ran it 3 times, derandomized, its freeze lifted): if it passed at base, the patch broke what it checks, and FZ213 refuses the freeze.",
+    );
+}
+
 #[test]
 fn a_malformed_proof_or_an_unknown_freeze_is_exit_2_naming_the_file() {
     let dir = project();

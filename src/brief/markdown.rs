@@ -5,6 +5,34 @@ use std::fmt::Write;
 use super::python::Code;
 use super::Brief;
 
+/// What the run record and the proof say of the frozen test: its cases, and how it did
+/// alone on this commit's code.
+fn cases(out: &mut String, brief: &Brief) {
+    let n = brief.cases.len();
+    if n > 0 {
+        let shown: Vec<String> = brief
+            .cases
+            .iter()
+            .take(3)
+            .map(|c| format!("`{c}`"))
+            .collect();
+        let more = match n {
+            0..=3 => String::new(),
+            n => format!(" and {} more", n - 3),
+        };
+        let _ = match brief.cases.iter().any(|c| c == &brief.test_id) {
+            true => writeln!(out, "This freeze is of one case of a parametrized test ({n} cases in the run record: {}{more}).\n", shown.join(", ")),
+            false => writeln!(out, "It is parametrized: {n} cases in the run record ({}{more}), each frozen. The properties should cover the input of every case.\n", shown.join(", ")),
+        };
+    }
+    let _ = match brief.frozen_alone.as_deref() {
+        Some("failed") => writeln!(out, "**It fails alone on this commit's code** (the proof ran it 3 times, derandomized, its freeze lifted): if it passed at base, the patch broke what it checks, and FZ213 refuses the freeze. Fix the code (or the test, if the behaviour changed on purpose) rather than write a deposit.\n"),
+        Some("flaky") => writeln!(out, "The proof ran it alone on this commit's code: it failed in some of 3 runs, a flake (what a freeze is for).\n"),
+        Some("passed") => writeln!(out, "The proof ran it alone on this commit's code: it passes, so it fails only in the full suite or only sometimes (what a freeze is for).\n"),
+        _ => Ok(()),
+    };
+}
+
 pub fn render(brief: &Brief) -> String {
     let mut out = String::new();
     let entry = &brief.entry;
@@ -51,6 +79,7 @@ pub fn render(brief: &Brief) -> String {
                 code.file, code.first, code.last, brief.frozen_test_lines_from
             );
             numbered(&mut out, code);
+            cases(&mut out, brief);
         }
         None => {
             let _ = writeln!(

@@ -34,6 +34,12 @@ pub struct Brief {
     pub frozen_test: Option<Code>,
     /// How `frozen_test`'s lines were found: `run record` or `source`.
     pub frozen_test_lines_from: &'static str,
+    /// The collected cases of the frozen test's function, when it is parametrized (from
+    /// the run record; empty without one).
+    pub cases: Vec<String>,
+    /// With `--proof`: how the frozen test did alone on this commit's code, its freeze
+    /// lifted (`passed`, `failed` every run of 3, `flaky`).
+    pub frozen_alone: Option<String>,
     pub code_at_stake: Vec<Code>,
     /// How the code at stake was found.
     pub code_at_stake_from: &'static str,
@@ -113,6 +119,7 @@ impl Brief {
                 "the functions the frozen test calls directly from its body, read from its source (its own file and the project modules it imports them from)",
             ),
         };
+        let frozen_alone = proven.as_ref().map(|p| p.frozen_alone.clone());
         let survivors = proven.map(|p| p.survivors);
         Ok(Brief {
             version: 1,
@@ -120,6 +127,8 @@ impl Brief {
             entry: facts,
             frozen_test,
             frozen_test_lines_from: from,
+            cases: runs.map(|r| cases(test_id, r)).unwrap_or_default(),
+            frozen_alone,
             code_at_stake,
             code_at_stake_from,
             thresholds: Thresholds {
@@ -158,6 +167,16 @@ fn split_id(test_id: &str) -> Option<(&str, Vec<&str>)> {
     let file = parts.next()?;
     let path: Vec<&str> = parts.collect();
     (!path.is_empty()).then_some((file, path))
+}
+
+/// The collected cases of the frozen test's function, when it has parameters.
+fn cases(test_id: &str, runs: &Runs) -> Vec<String> {
+    let function = crate::inputs::ids::strip_params(test_id);
+    runs.collected
+        .iter()
+        .filter(|id| id.len() > function.len() && crate::inputs::ids::strip_params(id) == function)
+        .map(str::to_string)
+        .collect()
 }
 
 fn read(config: &Config, file: &str) -> Option<String> {

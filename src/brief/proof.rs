@@ -29,6 +29,9 @@ pub struct Proven {
     /// Mutants no property killed, those the frozen test killed (the ones FZ210 counts)
     /// first.
     pub survivors: Vec<Survivor>,
+    /// How the frozen test did alone on this commit's unmutated code: `passed`,
+    /// `failed` (every run of 3), `flaky`.
+    pub frozen_alone: String,
 }
 
 /// The freeze's code at stake and survivors. A record `check --proof` would refuse is an
@@ -69,6 +72,7 @@ pub fn proven(
     Ok(Proven {
         stake: freeze.stake,
         survivors,
+        frozen_alone: freeze.frozen_clean,
     })
 }
 
