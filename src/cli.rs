@@ -423,6 +423,14 @@ pub struct BriefArgs {
     /// A proof record (`freezegate prove`): its surviving mutants, as diffs.
     #[arg(long, value_name = "FILE")]
     pub proof: Option<PathBuf>,
+    /// Without a proof, the code at stake is measured by running the frozen test alone
+    /// with this Python, as `prove` does (default: `$VIRTUAL_ENV/bin/python`, else
+    /// `python3`).
+    #[arg(long, value_name = "PATH")]
+    pub python: Option<PathBuf>,
+    /// Read the code at stake from the frozen test's source only: no run.
+    #[arg(long = "static", conflicts_with = "python")]
+    pub static_only: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -90,9 +90,55 @@ fn brief(root: &Path, args: &[&str]) -> Output {
 #[test]
 fn the_markdown_brief_holds_the_invariant_the_frozen_test_and_the_code_at_stake() {
     let dir = project();
-    let out = brief(dir.path(), &[FROZEN]);
+    let out = brief(dir.path(), &[FROZEN, "--static"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     insta::assert_snapshot!("brief_markdown_without_proof", text(&out.stdout));
+}
+
+/// Without a proof, the brief runs the frozen test alone with the project's Python, as
+/// prove does: the code at stake is what its call phase ran, and how it did is said.
+#[test]
+fn without_a_proof_the_brief_runs_the_frozen_test_alone_for_the_code_at_stake() {
+    let dir = project();
+    let python = common::project::python().display().to_string();
+    let json = |out: &Output| -> Value {
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let measured = json(&brief(
+        dir.path(),
+        &[FROZEN, "--python", &python, "--format", "json"],
+    ));
+    assert_contains(
+        measured["code_at_stake_from"].as_str().unwrap(),
+        "run alone now with its freeze lifted",
+    );
+    let stake = &measured["code_at_stake"][0];
+    assert_eq!(
+        (stake["file"].as_str(), stake["function"].as_str()),
+        (Some("inventory.py"), Some("reserve")),
+        "{measured:#}"
+    );
+    assert_eq!(measured["frozen_alone"], "passed");
+
+    // The patch breaks reserve: the frozen test fails alone every time.
+    write(
+        dir.path(),
+        "inventory.py",
+        &INVENTORY.replace("return stock - qty", "return stock + qty"),
+    );
+    let out = brief(dir.path(), &[FROZEN, "--python", &python]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_contains(
+        &text(&out.stdout),
+        "**It fails alone on this commit's code**",
+    );
+
+    // A Python that cannot run it: the source is read instead, and stderr says why.
+    let out = brief(dir.path(), &[FROZEN, "--python", "/nonexistent/python"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_contains(&text(&out.stdout), "could not be run alone");
+    assert_contains(&text(&out.stderr), "the frozen test was not run alone");
 }
 
 #[test]
@@ -188,7 +234,12 @@ fn the_brief_says_the_frozen_test_is_parametrized_from_a_real_run() {
     project.record(&[], "gate/run.json");
     let out = brief(
         &project.root,
-        &["tests/test_app.py::test_cases", "--run", "gate/run.json"],
+        &[
+            "tests/test_app.py::test_cases",
+            "--run",
+            "gate/run.json",
+            "--static",
+        ],
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_contains(
@@ -203,6 +254,7 @@ fn the_brief_says_the_frozen_test_is_parametrized_from_a_real_run() {
             "gate/run.json",
             "--format",
             "json",
+            "--static",
         ],
     );
     let json: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -221,7 +273,7 @@ fn the_brief_says_when_the_frozen_test_fails_alone_on_this_commit() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_contains(
         &text(&out.stdout),
-        "**It fails alone on this commit's code** (the proof ran it 3 times, derandomized, its freeze lifted): if it passed at base, the patch broke what it checks, and FZ213 refuses the freeze.",
+        "**It fails alone on this commit's code** (run 3 times, derandomized, its freeze lifted): if it passed at base, the patch broke what it checks, and FZ213 refuses the freeze.",
     );
 }
 

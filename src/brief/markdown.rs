@@ -26,9 +26,9 @@ fn cases(out: &mut String, brief: &Brief) {
         };
     }
     let _ = match brief.frozen_alone.as_deref() {
-        Some("failed") => writeln!(out, "**It fails alone on this commit's code** (the proof ran it 3 times, derandomized, its freeze lifted): if it passed at base, the patch broke what it checks, and FZ213 refuses the freeze. Fix the code (or the test, if the behaviour changed on purpose) rather than write a deposit.\n"),
-        Some("flaky") => writeln!(out, "The proof ran it alone on this commit's code: it failed in some of 3 runs, a flake (what a freeze is for).\n"),
-        Some("passed") => writeln!(out, "The proof ran it alone on this commit's code: it passes, so it fails only in the full suite or only sometimes (what a freeze is for).\n"),
+        Some("failed") => writeln!(out, "**It fails alone on this commit's code** (run 3 times, derandomized, its freeze lifted): if it passed at base, the patch broke what it checks, and FZ213 refuses the freeze. Fix the code (or the test, if the behaviour changed on purpose) rather than write a deposit.\n"),
+        Some("flaky") => writeln!(out, "Run alone on this commit's code, it failed in some of 3 runs: a flake (what a freeze is for).\n"),
+        Some("passed") => writeln!(out, "Run alone on this commit's code, it passes: it fails only in the full suite or only sometimes (what a freeze is for).\n"),
         _ => Ok(()),
     };
 }

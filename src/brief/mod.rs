@@ -42,7 +42,7 @@ pub struct Brief {
     pub frozen_alone: Option<String>,
     pub code_at_stake: Vec<Code>,
     /// How the code at stake was found.
-    pub code_at_stake_from: &'static str,
+    pub code_at_stake_from: String,
     pub thresholds: Thresholds,
     /// With `--proof`: the mutants of the code at stake no compensating property killed.
     pub survivors: Option<Vec<Survivor>>,
@@ -77,6 +77,7 @@ impl Brief {
         test_id: &str,
         runs: Option<&Runs>,
         proof: Option<&Source>,
+        python: Option<&std::path::Path>,
     ) -> Result<Brief, GateError> {
         let entry = ledger
             .entries
@@ -106,20 +107,40 @@ impl Brief {
         let proven = proof
             .map(|p| proof::proven(p, test_id, |file| read(config, file)))
             .transpose()?;
-        let (code_at_stake, code_at_stake_from) = match &proven {
-            Some(proven) => (
-                measured_stake(config, &proven.stake),
-                "the project functions the frozen test ran alone under coverage (the proof record)",
-            ),
-            None => (
-                frozen_test
-                    .as_ref()
-                    .map(|test| code_at_stake(config, test))
-                    .unwrap_or_default(),
-                "the functions the frozen test calls directly from its body, read from its source (its own file and the project modules it imports them from)",
-            ),
+        // Without a proof, the frozen test is run alone as prove runs it; its source is
+        // read only when it cannot be (or `--static`).
+        let measured = match (&proven, python) {
+            (None, Some(python)) => Some(crate::prove::code_at_stake(config, python, test_id)),
+            _ => None,
         };
-        let frozen_alone = proven.as_ref().map(|p| p.frozen_alone.clone());
+        let read_from_source = |why: &str| {
+            let stake = frozen_test
+                .as_ref()
+                .map(|test| code_at_stake(config, test))
+                .unwrap_or_default();
+            (stake, format!("the functions the frozen test calls directly from its body, read from its source (its own file and the project modules it imports them from){why}"))
+        };
+        let mut frozen_alone = proven.as_ref().map(|p| p.frozen_alone.clone());
+        let (code_at_stake, code_at_stake_from) = match (&proven, measured) {
+            (Some(proven), _) => (
+                measured_stake(config, &proven.stake),
+                "the project functions the frozen test ran alone under coverage (the proof record)"
+                    .to_string(),
+            ),
+            (None, Some(Ok((stake, outcome)))) => {
+                frozen_alone = Some(outcome);
+                (
+                    measured_stake(config, &stake),
+                    "the project functions the frozen test ran in its call phase, run alone now with its freeze lifted (as `freezegate prove` measures it)".to_string(),
+                )
+            }
+            (None, Some(Err(e))) => {
+                let first = e.message.lines().next().unwrap_or_default().to_string();
+                eprintln!("freezegate brief: the frozen test was not run alone ({first}); the code at stake is read from its source");
+                read_from_source(", for it could not be run alone: see the message on stderr")
+            }
+            (None, None) => read_from_source(""),
+        };
         let survivors = proven.map(|p| p.survivors);
         Ok(Brief {
             version: 1,

@@ -32,12 +32,15 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &BriefArgs) -> Result<u
         .map(|p| InputPath::from_cli(cwd, p, &config.repo_root))
         .map(|p| p.read())
         .transpose()?;
+    let python = (!args.static_only && proof.is_none())
+        .then(|| crate::commands::prove::python(args.python.as_deref(), cwd));
     let brief = Brief::build(
         &config,
         &ledger,
         &args.test_id,
         runs.as_ref(),
         proof.as_ref(),
+        python.as_deref(),
     )?;
     let text = match args.format {
         BriefFormat::Markdown => brief.markdown(),

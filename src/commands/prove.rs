@@ -13,10 +13,10 @@ use crate::prove::{self, summary, Options};
 /// The project's Python: `--python`, else the active virtualenv's, else `python3`. A
 /// relative path (`.venv/bin/python`) is the user's, from where they ran prove (the runs
 /// happen in a scratch copy); a bare name is looked up on PATH.
-fn python(args: &ProveArgs, cwd: &Path) -> PathBuf {
-    if let Some(python) = &args.python {
+pub(crate) fn python(given: Option<&Path>, cwd: &Path) -> PathBuf {
+    if let Some(python) = given {
         return match python.components().count() {
-            0 | 1 => python.clone(),
+            0 | 1 => python.to_path_buf(),
             _ => cwd.join(python),
         };
     }
@@ -29,7 +29,7 @@ fn python(args: &ProveArgs, cwd: &Path) -> PathBuf {
 pub fn run(cwd: &Path, config_path: Option<&Path>, args: &ProveArgs) -> Result<u8, GateError> {
     let config = Config::discover(cwd, config_path)?;
     let options = Options {
-        python: python(args, cwd),
+        python: python(args.python.as_deref(), cwd),
         ledger: args.ledger.clone(),
         base: args.base.clone(),
         base_ledger: args.base_ledger.clone(),
@@ -77,15 +77,15 @@ mod tests {
     fn a_relative_python_is_the_users_not_the_scratch_copys() {
         let cwd = Path::new("/home/u/project");
         assert_eq!(
-            python(&with_python(".venv/bin/python"), cwd),
+            python(with_python(".venv/bin/python").python.as_deref(), cwd),
             PathBuf::from("/home/u/project/.venv/bin/python")
         );
         assert_eq!(
-            python(&with_python("python3.11"), cwd),
+            python(with_python("python3.11").python.as_deref(), cwd),
             PathBuf::from("python3.11")
         );
         assert_eq!(
-            python(&with_python("/usr/bin/python3"), cwd),
+            python(with_python("/usr/bin/python3").python.as_deref(), cwd),
             PathBuf::from("/usr/bin/python3")
         );
     }

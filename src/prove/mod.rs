@@ -77,7 +77,7 @@ const SUITE_TIMEOUT: Duration = Duration::from_secs(3600);
 
 /// The freezes to prove: every entry with `--all`, else those new or whose test or
 /// property changed against the base (every entry without a base).
-fn selected(ledger: &Ledger, all: bool) -> Vec<&Entry> {
+fn selected<'l>(ledger: &'l Ledger, all: bool, edited: &BTreeSet<String>) -> Vec<&'l Entry> {
     ledger
         .entries
         .iter()
@@ -87,6 +87,10 @@ fn selected(ledger: &Ledger, all: bool) -> Vec<&Entry> {
                 || e.changed_fields()
                     .iter()
                     .any(|f| *f == "test_id" || *f == "compensating_property")
+                // A deposit whose code the patch changed is judged again.
+                || e.properties()
+                    .iter()
+                    .any(|p| edited.contains(crate::inputs::ids::strip_params(p)))
         })
         .collect()
 }
@@ -137,8 +141,18 @@ fn targets(
             .find(|f| f.removed_ids(pytest_root).iter().any(|id| id == function))
     };
     let base_file = |file: &removed::TestFile| (file.file.clone(), file.base.clone());
+    // The tests the patch edited, by their ids in the patch.
+    let edited: BTreeSet<String> = test_files
+        .iter()
+        .filter(|f| f.kept)
+        .flat_map(|f| {
+            let suite = crate::inputs::ids::suite_file(pytest_root, &f.file);
+            let changed = f.changes.changed.iter();
+            changed.map(move |(_, now)| format!("{suite}::{now}"))
+        })
+        .collect();
     let mut targets: Vec<Target> = Vec::new();
-    for entry in selected(ledger, all) {
+    for entry in selected(ledger, all, &edited) {
         let test_id = entry.test_id().unwrap_or_default().to_string();
         let file = match entry.is_retired() {
             true => match removed_in(&test_id) {
@@ -180,6 +194,13 @@ fn targets(
             }
         }
     }
+    let deposit = |id: &str| {
+        ledger.entries.iter().any(|e| {
+            e.properties()
+                .iter()
+                .any(|p| crate::inputs::ids::strip_params(p) == id)
+        })
+    };
     for file in test_files {
         let (Some(head), true) = (&file.head, file.kept) else {
             continue;
@@ -187,8 +208,8 @@ fn targets(
         let suite = crate::inputs::ids::suite_file(pytest_root, &file.file);
         for (name, now) in &file.changes.changed {
             let test_id = format!("{suite}::{name}");
-            if named(&test_id) {
-                continue; // a freeze: proven as the base defined it, above
+            if named(&test_id) || deposit(&format!("{suite}::{now}")) {
+                continue; // a freeze, or its deposit: proven with the freeze, above
             }
             let (class, function) = crate::inputs::weakened::class_and_name(name);
             let copy_name = format!("{function}{AS_PATCHED}");
@@ -272,28 +293,13 @@ pub fn prove(cwd: &Path, config: &Config, options: &Options) -> Result<Proven, G
             .map(|p| InputPath::from_cli(cwd, p, &config.repo_root))
             .collect::<Vec<_>>(),
     )?;
-    let scratch = scratch::Scratch::copy(&config.repo_root)?;
-    let work = scratch.work_dir();
-    let driver = Driver::new(options.python.clone(), &work)?;
-    let engine = driver.version(&scratch.root)?;
+    let Workshop {
+        scratch,
+        driver,
+        engine,
+        runner,
+    } = Workshop::new(config, &options.python)?;
     let pytest_root = config.pytest_root_in_repo();
-    let canonical = |path: &Path| path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
-    let runner = Runner {
-        python: options.python.clone(),
-        driver_dir: work.clone(),
-        cwd: scratch.root.join(&pytest_root),
-        work: work.clone(),
-        extra: match engine.xdist {
-            true => vec!["-n".into(), "0".into()],
-            false => Vec::new(),
-        },
-        server_extra: match engine.cov {
-            true => vec!["--no-cov".into()],
-            false => Vec::new(),
-        },
-        source: canonical(&config.repo_root),
-        copy: canonical(&scratch.root),
-    };
     // The tests the patch removed, proven from their files as the base had them.
     let rev = options
         .base
@@ -379,6 +385,142 @@ pub fn prove(cwd: &Path, config: &Config, options: &Options) -> Result<Proven, G
         freezes,
     };
     Ok(Proven { record, timings })
+}
+
+/// Where prove runs tests: a scratch copy of the tree, the driver and the engine it
+/// found in the project's Python, and the runner of pytest in the copy.
+struct Workshop {
+    scratch: scratch::Scratch,
+    driver: Driver,
+    engine: engine::EngineVersion,
+    runner: Runner,
+}
+
+impl Workshop {
+    fn new(config: &Config, python: &Path) -> Result<Workshop, GateError> {
+        let scratch = scratch::Scratch::copy(&config.repo_root)?;
+        let work = scratch.work_dir();
+        let driver = Driver::new(python.to_path_buf(), &work)?;
+        let engine = driver.version(&scratch.root)?;
+        let canonical = |path: &Path| path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+        let runner = Runner {
+            python: python.to_path_buf(),
+            driver_dir: work.clone(),
+            cwd: scratch.root.join(config.pytest_root_in_repo()),
+            work: work.clone(),
+            extra: match engine.xdist {
+                true => vec!["-n".into(), "0".into()],
+                false => Vec::new(),
+            },
+            server_extra: match engine.cov {
+                true => vec!["--no-cov".into()],
+                false => Vec::new(),
+            },
+            source: canonical(&config.repo_root),
+            copy: canonical(&scratch.root),
+        };
+        Ok(Workshop {
+            scratch,
+            driver,
+            engine,
+            runner,
+        })
+    }
+}
+
+/// What the frozen test runs alone on this commit's code, its freeze lifted, without a
+/// proof (for `brief`): the project functions its call phase ran, and how it did
+/// (`passed`, `failed` every run, `flaky`).
+pub fn code_at_stake(
+    config: &Config,
+    python: &Path,
+    test_id: &str,
+) -> Result<(Vec<StakeFunction>, String), GateError> {
+    // The copy lives as long as the bindings: `..` would drop (and delete) it at once.
+    let Workshop {
+        scratch: _copy,
+        driver,
+        runner,
+        ..
+    } = Workshop::new(config, python)?;
+    let (outcome, ran) = run_frozen_alone(&runner, &driver, test_id)?;
+    let stake = project_functions(ran, test_id, &[])?
+        .into_iter()
+        .map(|function| StakeFunction {
+            file: in_repo(&config.pytest_root_in_repo(), &function.file),
+            function: function.function,
+            lines: [function.start, function.end],
+            covered: function.lines,
+        })
+        .collect();
+    Ok((stake, outcome))
+}
+
+/// The frozen test run alone on the unmutated code: how it did (`passed`; `failed`
+/// every time of [`ALONE_RUNS`], derandomized; or `flaky`) and what its call phase ran.
+/// Exit 2 when it cannot run alone (its setup fails, it is skipped).
+fn run_frozen_alone(
+    runner: &Runner,
+    driver: &Driver,
+    test_id: &str,
+) -> Result<(String, engine::CallPhase), GateError> {
+    let id = test_id.to_string();
+    let alone = measure::run_alone(runner, std::slice::from_ref(&id), CLEAN_TIMEOUT)?;
+    let mut outcome = match alone.run.verdicts.get(test_id) {
+        Some(Verdict::Passed) => "passed",
+        Some(Verdict::Checked | Verdict::Failed) => "failed",
+        Some(Verdict::Error) => {
+            return Err(GateError::usage(format!(
+                "prove: {test_id} cannot run alone: its setup failed (a missing fixture?):\n{}",
+                alone.run.output
+            ))
+            .with_help("a frozen test must run alone (`FREEZEGATE_PLUGIN_OFF=1 pytest TEST_ID`): fix its fixtures, or freeze the test that needs them together"))
+        }
+        Some(Verdict::Skipped) | None => {
+            return Err(GateError::usage(format!(
+                "prove: {test_id} was skipped when run alone with its freeze lifted:\n{}",
+                alone.run.output
+            ))
+            .with_help("a frozen test must run alone (`FREEZEGATE_PLUGIN_OFF=1 pytest TEST_ID`); a skip in its code or a missing optional dependency leaves nothing to prove"))
+        }
+    }
+    .to_string();
+    let ran = alone.call_phase(driver, runner, test_id)?;
+    // One failure alone may be a flake: it fails every time of ALONE_RUNS
+    // (derandomized), or it is "flaky" (its kills unknown either way; FZ213 refuses a
+    // freeze of a test that fails every time alone and passed at base).
+    if outcome == "failed" {
+        for _ in 1..ALONE_RUNS {
+            let again = measure::run_alone(runner, std::slice::from_ref(&id), CLEAN_TIMEOUT)?;
+            if again.run.verdicts.get(test_id) == Some(&Verdict::Passed) {
+                outcome = "flaky".into();
+                break;
+            }
+        }
+    }
+    Ok((outcome, ran))
+}
+
+/// The project's functions a run of `test_id` executed (not its test files' nor the
+/// properties'); exit 2 when it ran none.
+fn project_functions(
+    ran: engine::CallPhase,
+    test_id: &str,
+    properties: &[String],
+) -> Result<Vec<engine::Executed>, GateError> {
+    let test_files: BTreeSet<String> = std::iter::once(test_id)
+        .chain(properties.iter().map(String::as_str))
+        .map(|id| crate::inputs::ids::file_of(id).to_string())
+        .collect();
+    let project: Vec<engine::Executed> = ran
+        .functions
+        .into_iter()
+        .filter(|f| is_project_code(&f.file, &test_files))
+        .collect();
+    if project.is_empty() {
+        return Err(nothing_measured(test_id, &ran.files, &test_files));
+    }
+    Ok(project)
 }
 
 /// Puts the frozen test's definition back in the scratch copy as it was at `--base`
@@ -513,57 +655,15 @@ fn prove_one(
         return Ok((freeze, Duration::ZERO));
     }
     // The code at stake: what the frozen test runs alone, in its call phase.
-    let alone = measure::run_alone(runner, std::slice::from_ref(&test_id), CLEAN_TIMEOUT)?;
-    freeze.frozen_clean = match alone.run.verdicts.get(&test_id) {
-        Some(Verdict::Passed) => "passed",
-        Some(Verdict::Checked | Verdict::Failed) => "failed",
-        Some(Verdict::Error) => {
-            return Err(GateError::usage(format!(
-                "prove: {test_id} cannot run alone: its setup failed (a missing fixture?):\n{}",
-                alone.run.output
-            ))
-            .with_help("a frozen test must run alone (`FREEZEGATE_PLUGIN_OFF=1 pytest TEST_ID`): fix its fixtures, or freeze the test that needs them together"))
-        }
-        Some(Verdict::Skipped) | None => {
-            return Err(GateError::usage(format!(
-                "prove: {test_id} was skipped when run alone with its freeze lifted:\n{}",
-                alone.run.output
-            ))
-            .with_help("a frozen test must run alone (`FREEZEGATE_PLUGIN_OFF=1 pytest TEST_ID`); a skip in its code or a missing optional dependency leaves nothing to prove"))
-        }
-    }
-    .to_string();
-    let ran = alone.call_phase(driver, runner, &test_id)?;
-    // One failure alone may be a flake: it fails every time of ALONE_RUNS
-    // (derandomized), or it is "flaky" (its kills unknown either way; FZ213 refuses a
-    // freeze of a test that fails every time alone and passed at base).
-    if freeze.frozen_clean == "failed" {
-        for _ in 1..ALONE_RUNS {
-            let again = measure::run_alone(runner, std::slice::from_ref(&test_id), CLEAN_TIMEOUT)?;
-            if again.run.verdicts.get(&test_id) == Some(&Verdict::Passed) {
-                freeze.frozen_clean = "flaky".into();
-                break;
-            }
-        }
-    }
-    let test_files: BTreeSet<String> = std::iter::once(&test_id)
-        .chain(&properties)
-        .map(|id| crate::inputs::ids::file_of(id).to_string())
-        .collect();
+    let (outcome, ran) = run_frozen_alone(runner, driver, &test_id)?;
+    freeze.frozen_clean = outcome;
     let unique: Option<BTreeSet<(String, u32)>> = coverage.map(|c| {
         c.unique_lines_of(&test_id)
             .into_iter()
             .map(|(file, line)| (file.trim_start_matches("./").to_string(), line))
             .collect()
     });
-    let project: Vec<engine::Executed> = ran
-        .functions
-        .into_iter()
-        .filter(|f| is_project_code(&f.file, &test_files))
-        .collect();
-    if project.is_empty() {
-        return Err(nothing_measured(&test_id, &ran.files, &test_files));
-    }
+    let project = project_functions(ran, &test_id, &properties)?;
     let mut lines: BTreeMap<String, Vec<u32>> = BTreeMap::new();
     for function in project {
         let repo_file = in_repo(pytest_root, &function.file);
@@ -820,7 +920,47 @@ fn is_mutant_of(id: &str, function: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{is_mutant_of, is_project_code};
+    use super::{is_mutant_of, is_project_code, targets, Kind};
+    use crate::document::Format;
+    use crate::inputs::ledger::Ledger;
+    use crate::inputs::weakened::TestChanges;
+    use crate::source::SourceFile;
+
+    #[test]
+    fn a_freeze_whose_deposit_the_patch_edits_is_proven_again_not_as_an_edited_test() {
+        let text = r#"{"schema": 1, "freezes": [{"test_id": "tests/test_a.py::test_x",
+            "reason": "r", "owner": "o", "opened": "2026-11-25", "expires": "2026-12-05",
+            "invariant": "i", "compensating_property": "tests/test_p.py::test_p"}]}"#;
+        let parse = || Ledger::parse(SourceFile::new("l", "l", text), Format::Json).unwrap();
+        let mut ledger = parse();
+        ledger.compare_with(Some(&parse()));
+        let edited = |name: &str| super::removed::TestFile {
+            file: "tests/test_p.py".into(),
+            base: format!("def {name}():\n    assert f() == 1\n"),
+            head: Some(format!("def {name}():\n    assert f() >= 1\n")),
+            kept: true,
+            changes: TestChanges {
+                removed: Vec::new(),
+                changed: vec![(name.to_string(), name.to_string())],
+            },
+        };
+        let proven = |file| {
+            targets(&ledger, false, &[file], "")
+                .into_iter()
+                .map(|t| (t.test_id, t.kind))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            proven(edited("test_p")),
+            [("tests/test_a.py::test_x".to_string(), Kind::Freeze)],
+            "the deposit is judged again with its freeze, once"
+        );
+        assert_eq!(
+            proven(edited("test_other")),
+            [("tests/test_p.py::test_other".to_string(), Kind::Edited)],
+            "another edited test is proven as an edit, and the freeze owes nothing"
+        );
+    }
 
     #[test]
     fn a_mutant_belongs_to_its_function_only() {
