@@ -265,6 +265,9 @@ pub struct MergedFreeze {
     /// Why a record stopped short, when one did.
     pub incomplete: Option<String>,
     pub mutants: BTreeMap<String, Mutant>,
+    /// The compensating properties that did not pass on the unmutated code (they kill
+    /// nothing), with how they did.
+    pub deposits_failing: BTreeMap<String, String>,
 }
 
 impl MergedFreeze {
@@ -318,7 +321,15 @@ impl Proofs {
                         mutants_total: freeze.mutants_total,
                         incomplete: None,
                         mutants: BTreeMap::new(),
+                        deposits_failing: BTreeMap::new(),
                     });
+                for (property, outcome) in &freeze.properties_clean {
+                    if outcome != "passed" {
+                        merged
+                            .deposits_failing
+                            .insert(property.clone(), outcome.clone());
+                    }
+                }
                 merged.files.push(file.clone());
                 merged.mutants_total = merged.mutants_total.max(freeze.mutants_total);
                 // A clean failure in any shard makes the frozen test's kills unknown.
@@ -495,6 +506,12 @@ impl crate::engine::ScriptValue for Proofs {
             );
             map.insert("mutants".into(), Dynamic::from_array(mutants));
             map.insert("judgement".into(), Dynamic::from_map(judged));
+            let failing: rhai::Array = f
+                .deposits_failing
+                .keys()
+                .map(|p| Dynamic::from(p.clone()))
+                .collect();
+            map.insert("deposits_failing".into(), Dynamic::from_array(failing));
             freezes.insert(id.as_str().into(), Dynamic::from_map(map));
         }
         let mut map = Map::new();

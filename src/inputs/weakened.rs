@@ -576,11 +576,73 @@ pub fn with_patch_copy(
     out.push(String::new());
     out.extend(patched);
     out.extend(base.lines().skip(from.1).map(str::to_string));
+    // What the patch's version may call that the base's file lacks: a helper, an
+    // import, a constant the patch added under a new name (a changed one stays the
+    // base's, which the base's version runs with).
+    for added in added_definitions(path, base, head)? {
+        out.push(String::new());
+        out.extend(added);
+    }
     let mut joined = out.join("\n");
     if base.ends_with('\n') {
         joined.push('\n');
     }
     Ok(Some(joined))
+}
+
+/// The module-level statements of `head` that define only names `base` does not (a
+/// function, a class, an import, an assignment), each as its lines; tests and test
+/// classes left out.
+fn added_definitions(path: &str, base: &str, head: &str) -> Result<Vec<Vec<String>>, String> {
+    fn names(stmt: &Stmt) -> Vec<String> {
+        let targets = |expr: &Expr| match expr {
+            Expr::Name(n) => vec![n.id.to_string()],
+            _ => Vec::new(),
+        };
+        match stmt {
+            Stmt::FunctionDef(f) => vec![f.name.to_string()],
+            Stmt::AsyncFunctionDef(f) => vec![f.name.to_string()],
+            Stmt::ClassDef(c) => vec![c.name.to_string()],
+            Stmt::Import(i) => i
+                .names
+                .iter()
+                .map(|a| {
+                    let name = a.asname.as_ref().unwrap_or(&a.name).to_string();
+                    name.split('.').next().unwrap_or_default().to_string()
+                })
+                .collect(),
+            Stmt::ImportFrom(i) => i
+                .names
+                .iter()
+                .map(|a| a.asname.as_ref().unwrap_or(&a.name).to_string())
+                .collect(),
+            Stmt::Assign(a) => a.targets.iter().flat_map(targets).collect(),
+            Stmt::AnnAssign(a) => targets(&a.target),
+            _ => Vec::new(),
+        }
+    }
+    let parse = |source: &str| ast::Suite::parse(source, path).map_err(|e| e.to_string());
+    let known: FxHashSet<String> = parse(base)?.iter().flat_map(names).collect();
+    let lines = LineIndex::new(head);
+    let mut added = Vec::new();
+    for stmt in &parse(head)? {
+        let defined = names(stmt);
+        let test = matches!(stmt, Stmt::ClassDef(c) if c.name.starts_with("Test"))
+            || function(stmt).is_some_and(|(name, ..)| is_test_name(name));
+        if defined.is_empty() || test || defined.iter().any(|n| known.contains(n)) {
+            continue;
+        }
+        let start = function(stmt)
+            .and_then(|(_, _, decorators)| decorators.first().map(|d| d.start()))
+            .unwrap_or(stmt.start());
+        let end = stmt.end().to_usize().saturating_sub(1);
+        let span = (
+            lines.line(start.to_usize()) as usize,
+            lines.line(end) as usize,
+        );
+        added.push(lines_of(head, span));
+    }
+    Ok(added)
 }
 
 /// The lines `first..=last` (1-based) of `source`.
@@ -1044,6 +1106,40 @@ class TestCart:
         assert_eq!(with_patch_copy("t.py", BASE, BASE, same, "c"), Ok(None));
         let gone = ("test_gone", "test_gone");
         assert_eq!(with_patch_copy("t.py", BASE, &head, gone, "c"), Ok(None));
+    }
+
+    /// A refactor that moves the check into a helper the patch adds: the patch's
+    /// version runs in the base's file with the helper (and its import) beside it, and
+    /// a helper the patch only changed stays the base's.
+    #[test]
+    fn the_patch_version_runs_with_the_helpers_the_patch_added() {
+        let head = BASE
+            .replace("import pytest\n", "import math\nimport pytest\n\nLIMIT = 3\n")
+            .replace(
+                "    assert cart.total() == 3\n",
+                "    _total_is(cart, LIMIT)\n",
+            )
+            .replace("    assert cart.total() == n\n", "    assert cart.total() == n + 0\n")
+            + "\n\n@pytest.fixture\ndef _unused():\n    return 1\n\n\ndef _total_is(cart, n):\n    assert math.isclose(cart.total(), n)\n\n\ndef test_new():\n    assert True\n";
+        let both = with_patch_copy(
+            "tests/test_cart.py",
+            BASE,
+            &head,
+            ("test_total", "test_total"),
+            "test_total__as_patched",
+        )
+        .expect("parses")
+        .expect("changed");
+        let tail = "\nimport math\n\nLIMIT = 3\n\n@pytest.fixture\ndef _unused():\n    return 1\n\ndef _total_is(cart, n):\n    assert math.isclose(cart.total(), n)\n";
+        assert!(both.ends_with(tail), "{both}");
+        assert!(
+            !both.contains("def test_new"),
+            "a new test is not the edited one's: {both}"
+        );
+        assert!(
+            !both.contains("n + 0"),
+            "a changed helper stays the base's: {both}"
+        );
     }
 
     #[test]
