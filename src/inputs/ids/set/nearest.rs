@@ -51,6 +51,9 @@ struct Files {
     ids: Vec<u32>,
     /// The signature of each id in `ids`.
     signatures: Vec<u64>,
+    /// The signature of each id in `ids` without its file (`::name`): ids of one file
+    /// differ only there, where the whole id's bits are mostly those of the file.
+    name_signatures: Vec<u64>,
 }
 
 #[derive(Debug)]
@@ -266,10 +269,14 @@ impl NearIndex {
             }
             files.ids = vec![0; of_id.len()];
             files.signatures = vec![0; of_id.len()];
+            files.name_signatures = vec![0; of_id.len()];
             for (f, at) in of_id {
                 let file = &mut files.files[f as usize];
-                files.ids[file.ids.1 as usize] = at;
-                files.signatures[file.ids.1 as usize] = signature(set.id(at));
+                let id = set.id(at);
+                let slot = file.ids.1 as usize;
+                files.ids[slot] = at;
+                files.signatures[slot] = signature(id);
+                files.name_signatures[slot] = signature(&id[file.len as usize..]);
                 file.ids.1 += 1;
             }
             Arc::new(files)
@@ -284,16 +291,35 @@ impl NearIndex {
             return Vec::new();
         }
         let chosen = self.candidates(set, id);
-        let ids = chosen.iter().flat_map(|(files, f)| {
-            let (start, end) = files.files[*f as usize].ids;
-            let range = start as usize..end as usize;
-            files.ids[range.clone()]
-                .iter()
-                .zip(&files.signatures[range])
-                .map(|(&at, &bits)| (at, set.id(at), bits))
-        });
-        let name_len = id.len() - file_of(id).len();
-        let mut found = nearest(ids, id, name_len, n);
+        let file = file_of(id);
+        let name_len = id.len() - file.len();
+        let mut found = match &chosen[..] {
+            // Its own file: the ids and `id` share the file, which changes no distance,
+            // so the names' signatures bound it (and rule out far more).
+            [(files, f)] if files.text(set, *f) == file => {
+                let (start, end) = files.files[*f as usize].ids;
+                let range = start as usize..end as usize;
+                let ids = files.ids[range.clone()]
+                    .iter()
+                    .zip(&files.name_signatures[range])
+                    .map(|(&at, &bits)| (at, &set.id(at)[file.len()..], bits));
+                nearest(ids, &id[file.len()..], name_len, n)
+                    .into_iter()
+                    .map(|(distance, at, _)| (distance, at, set.id(at)))
+                    .collect()
+            }
+            _ => {
+                let ids = chosen.iter().flat_map(|(files, f)| {
+                    let (start, end) = files.files[*f as usize].ids;
+                    let range = start as usize..end as usize;
+                    files.ids[range.clone()]
+                        .iter()
+                        .zip(&files.signatures[range])
+                        .map(|(&at, &bits)| (at, set.id(at), bits))
+                });
+                nearest(ids, id, name_len, n)
+            }
+        };
         found.sort_unstable_by(|a, b| (a.0, a.2).cmp(&(b.0, b.2)));
         found.into_iter().take(n).map(|(_, _, text)| text).collect()
     }
