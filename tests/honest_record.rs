@@ -194,6 +194,25 @@ fn a_record_rewritten_after_pytest_exits_changes_nothing_under_freezegate_run_ch
     );
 }
 
+/// `run --check --format json`: the report on standard output parses; pytest's own
+/// output goes to standard error.
+#[test]
+fn a_json_report_of_the_supervised_run_is_alone_on_standard_output() {
+    let project = Project::new();
+    let out = hermetic(&mut std::process::Command::new(BIN))
+        .args(["run", "--check", "--today", TODAY, "--format", "json", "--"])
+        .arg(python())
+        .args(["-m", "pytest", "-p", "no:cacheprovider"])
+        .current_dir(&project.root)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    let report: Value = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("stdout is not the JSON report ({e}):\n{stdout}\n{stderr}"));
+    assert_eq!(report["version"], 1, "{report:#}");
+    common::assert_contains(&stderr, "passed");
+}
+
 #[test]
 fn collect_ignore_under_the_shipped_workflow_is_fz604_also_under_xdist() {
     for workers in [&[][..], &["-n", "2"][..]] {

@@ -18,7 +18,18 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &RunArgs) -> Result<u8,
         .as_ref()
         .map(|words| check_args(config_path, words))
         .transpose()?;
-    let supervised = supervise::run(cwd, &args.command)?;
+    // A report in a machine format on standard output must parse: pytest's own output
+    // goes to standard error then.
+    let machine_stdout = check.as_ref().is_some_and(|c| {
+        c.output.is_none()
+            && matches!(
+                c.format,
+                crate::report::Format::Json
+                    | crate::report::Format::Sarif
+                    | crate::report::Format::Junit
+            )
+    });
+    let supervised = supervise::run(cwd, &args.command, machine_stdout)?;
     let received = &supervised.received;
     let ended = describe_status(&supervised.status);
     let Some(hello) = &received.hello else {

@@ -38,7 +38,9 @@ fn token() -> Result<String, GateError> {
 }
 
 /// Starts `command` (pytest and its arguments) in `cwd` and supervises it to its end.
-pub fn run(cwd: &Path, command: &[String]) -> Result<Supervised, GateError> {
+/// `quiet_stdout`: pytest's standard output goes to this process's standard error, so
+/// that a report in a machine format on standard output parses.
+pub fn run(cwd: &Path, command: &[String], quiet_stdout: bool) -> Result<Supervised, GateError> {
     let (program, args) = command
         .split_first()
         .ok_or_else(|| GateError::usage("freezegate run: no test command after `--`"))?;
@@ -54,6 +56,21 @@ pub fn run(cwd: &Path, command: &[String]) -> Result<Supervised, GateError> {
         // of truth for the run it supervises.
         .env("FREEZEGATE", &binary)
         .env_remove(crate::supervise::OFF_VARIABLE);
+    #[cfg(unix)]
+    if quiet_stdout {
+        use std::os::fd::AsFd;
+        let stderr = std::io::stderr()
+            .as_fd()
+            .try_clone_to_owned()
+            .map_err(|e| {
+                GateError::usage(format!(
+                    "freezegate run: cannot hand pytest standard error: {e}"
+                ))
+            })?;
+        child.stdout(std::process::Stdio::from(stderr));
+    }
+    #[cfg(not(unix))]
+    let _ = quiet_stdout;
     // A `pytest.py` in the working directory must not stand in for pytest: Python starts
     // without the working directory on its import path (3.11+; older ones ignore this).
     // The plugin puts back what `python -m` would have put first once pytest, pluggy and
