@@ -6,7 +6,7 @@
 //! Shards (one record each) merge: a freeze is proven once the union of its mutants over
 //! every record is all the mutants at stake.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use rhai::{Dynamic, Map};
 use serde::{Deserialize, Serialize};
@@ -266,8 +266,8 @@ pub struct MergedFreeze {
     pub incomplete: Option<String>,
     pub mutants: BTreeMap<String, Mutant>,
     /// The compensating properties that did not pass on the unmutated code (they kill
-    /// nothing), with how they did.
-    pub deposits_failing: BTreeMap<String, String>,
+    /// nothing).
+    pub deposits_failing: BTreeSet<String>,
 }
 
 impl MergedFreeze {
@@ -321,15 +321,15 @@ impl Proofs {
                         mutants_total: freeze.mutants_total,
                         incomplete: None,
                         mutants: BTreeMap::new(),
-                        deposits_failing: BTreeMap::new(),
+                        deposits_failing: BTreeSet::new(),
                     });
-                for (property, outcome) in &freeze.properties_clean {
-                    if outcome != "passed" {
-                        merged
-                            .deposits_failing
-                            .insert(property.clone(), outcome.clone());
-                    }
-                }
+                let failing = freeze
+                    .properties_clean
+                    .iter()
+                    .filter(|(_, o)| *o != "passed");
+                merged
+                    .deposits_failing
+                    .extend(failing.map(|(property, _)| property.clone()));
                 merged.files.push(file.clone());
                 merged.mutants_total = merged.mutants_total.max(freeze.mutants_total);
                 // A clean failure in any shard makes the frozen test's kills unknown.
@@ -508,7 +508,7 @@ impl crate::engine::ScriptValue for Proofs {
             map.insert("judgement".into(), Dynamic::from_map(judged));
             let failing: rhai::Array = f
                 .deposits_failing
-                .keys()
+                .iter()
                 .map(|p| Dynamic::from(p.clone()))
                 .collect();
             map.insert("deposits_failing".into(), Dynamic::from_array(failing));

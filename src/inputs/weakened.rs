@@ -204,14 +204,15 @@ pub fn compare(path: &str, base: &str, head: &str) -> Result<Compared, String> {
     for (from, name) in counterparts(&before, &after, &renames) {
         let Some(name) = name else { continue };
         let (was, now) = (&before.tests[from], &after.tests[name]);
-        if shadowed.contains(name) || !after.same_code(name, &before, from) {
+        let shadowing = shadowed.contains(name);
+        if shadowing || !after.same_code(name, &before, from) {
             edited.push(Counterpart {
                 from: from.to_string(),
                 to: name.to_string(),
                 line: now.line,
             });
         }
-        if shadowed.contains(name) {
+        if shadowing {
             continue;
         }
         let shown = if from == name {

@@ -174,15 +174,16 @@ fn targets(
             not_the_suite: file.map_or_else(Vec::new, |f| f.not_the_suite(pytest_root)),
         });
     }
-    let named = |id: &str| {
-        ledger.entries.iter().any(|e| {
-            e.test_id()
-                .is_some_and(|t| crate::inputs::ids::strip_params(t) == id)
-        })
+    // The functions the ledger names, as frozen tests and as their deposits.
+    let functions = |ids: &mut dyn Iterator<Item = &str>| -> BTreeSet<String> {
+        ids.map(|id| crate::inputs::ids::strip_params(id).to_string())
+            .collect()
     };
+    let frozen = functions(&mut ledger.entries.iter().filter_map(|e| e.test_id()));
+    let deposits = functions(&mut ledger.entries.iter().flat_map(|e| e.properties()));
     for file in test_files {
         for id in file.removed_ids(pytest_root) {
-            if !named(&id) {
+            if !frozen.contains(&id) {
                 targets.push(Target {
                     test_id: id,
                     line: None,
@@ -194,13 +195,6 @@ fn targets(
             }
         }
     }
-    let deposit = |id: &str| {
-        ledger.entries.iter().any(|e| {
-            e.properties()
-                .iter()
-                .any(|p| crate::inputs::ids::strip_params(p) == id)
-        })
-    };
     for file in test_files {
         let (Some(head), true) = (&file.head, file.kept) else {
             continue;
@@ -208,7 +202,7 @@ fn targets(
         let suite = crate::inputs::ids::suite_file(pytest_root, &file.file);
         for (name, now) in &file.changes.changed {
             let test_id = format!("{suite}::{name}");
-            if named(&test_id) || deposit(&format!("{suite}::{now}")) {
+            if frozen.contains(&test_id) || deposits.contains(&format!("{suite}::{now}")) {
                 continue; // a freeze, or its deposit: proven with the freeze, above
             }
             let (class, function) = crate::inputs::weakened::class_and_name(name);
@@ -444,10 +438,11 @@ pub fn code_at_stake(
         ..
     } = Workshop::new(config, python)?;
     let (outcome, ran) = run_frozen_alone(&runner, &driver, test_id)?;
+    let pytest_root = config.pytest_root_in_repo();
     let stake = project_functions(ran, test_id, &[])?
         .into_iter()
         .map(|function| StakeFunction {
-            file: in_repo(&config.pytest_root_in_repo(), &function.file),
+            file: in_repo(&pytest_root, &function.file),
             function: function.function,
             lines: [function.start, function.end],
             covered: function.lines,

@@ -68,6 +68,18 @@ fn preview(line: &str) -> String {
     format!("`{shown}`")
 }
 
+/// A row of the record, as far as the pipe's checks read it.
+#[derive(Deserialize)]
+struct Row<'a> {
+    #[serde(borrow)]
+    outcome: Option<std::borrow::Cow<'a, str>>,
+}
+
+/// The outcome a test's row names; `None` when it names none or does not parse.
+fn outcome_of(row: &serde_json::value::RawValue) -> Option<std::borrow::Cow<'_, str>> {
+    serde_json::from_str::<Row>(row.get()).ok()?.outcome
+}
+
 /// Everything the pipe brought, in order.
 #[derive(Debug, Default)]
 pub struct Received {
@@ -128,18 +140,9 @@ impl Received {
     /// The tests whose rows said they failed or errored, as they finished: the run's
     /// verdict on outcomes, whatever pytest's exit status says.
     pub fn failed(&self) -> Vec<&str> {
-        #[derive(Deserialize)]
-        struct Row<'a> {
-            #[serde(borrow)]
-            outcome: Option<std::borrow::Cow<'a, str>>,
-        }
         self.rows
             .iter()
-            .filter(|(_, row)| {
-                serde_json::from_str::<Row>(row.get())
-                    .map(|r| matches!(r.outcome.as_deref(), Some("failed" | "error")))
-                    .unwrap_or(false)
-            })
+            .filter(|(_, row)| matches!(outcome_of(row).as_deref(), Some("failed" | "error")))
             .map(|(id, _)| id.as_str())
             .collect()
     }
@@ -152,11 +155,6 @@ impl Received {
     /// they agree; else what differs, for the error.
     pub fn disagreement(&self, record: &str) -> Option<String> {
         #[derive(Deserialize)]
-        struct Row<'a> {
-            #[serde(borrow)]
-            outcome: Option<std::borrow::Cow<'a, str>>,
-        }
-        #[derive(Deserialize)]
         struct Record<'a> {
             #[serde(borrow, default)]
             tests: rustc_hash::FxHashMap<std::borrow::Cow<'a, str>, Row<'a>>,
@@ -167,17 +165,15 @@ impl Received {
             Ok(record) => record,
             Err(e) => return Some(format!("the record does not parse: {e}")),
         };
-        let mut finished: rustc_hash::FxHashMap<&str, Option<String>> = Default::default();
+        // Each test's last row (a rerun plugin reports a test again).
+        let mut finished: rustc_hash::FxHashMap<&str, std::borrow::Cow<str>> = Default::default();
         for (id, row) in &self.rows {
-            let outcome = serde_json::from_str::<Row>(row.get())
-                .ok()
-                .and_then(|r| r.outcome.map(|o| o.into_owned()));
-            finished.insert(id.as_str(), outcome);
+            finished.insert(id.as_str(), outcome_of(row).unwrap_or("passed".into()));
         }
         let mut ids: Vec<&&str> = finished.keys().collect();
         ids.sort_unstable();
         for id in ids {
-            let row = finished[*id].as_deref().unwrap_or("passed");
+            let row = &finished[*id];
             match record.tests.get(*id) {
                 None => {
                     return Some(format!(
