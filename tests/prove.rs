@@ -339,6 +339,315 @@ fn hollow_deposits_fail_fz210_naming_a_surviving_mutant() {
     }
 }
 
+/// The inventory with its code behind decorators (mutmut alone skips every decorated
+/// function) and one helper inside a module-level block, which mutmut cannot reach.
+const DECORATED_INVENTORY: &str = r#"import functools
+
+
+def audited(f):
+    @functools.wraps(f)
+    def inner(*args, **kwargs):
+        return f(*args, **kwargs)
+
+    return inner
+
+
+if True:  # a module-level block: mutmut reaches no function in it
+
+    def positive(qty):
+        return qty > 0
+
+
+class Stock:
+    def __init__(self, level):
+        self._level = level
+
+    @property
+    def level(self):
+        return self._level
+
+    @audited
+    def take(self, qty):
+        if not positive(qty):
+            raise ValueError("qty must be positive")
+        if qty > self.level:
+            return 0
+        return self.level - qty
+
+
+@audited
+def reserve(stock, qty):
+    return Stock(stock).take(qty)
+
+
+def restock(stock, qty):
+    if qty < 0:
+        raise ValueError("qty must not be negative")
+    return stock + qty
+
+
+def label(sku):
+    return "SKU-" + sku.strip().upper()
+"#;
+
+/// Decorated functions at stake get mutants (their decorators kept on mutmut's
+/// trampoline), so a hollow deposit fails on a mutant inside a decorated method; a
+/// function at stake the engine cannot reach is named in the proof and the summary.
+#[test]
+fn decorated_functions_at_stake_get_mutants_and_unreachable_ones_are_named() {
+    let dir = project(ASSERTS_NOTHING, FROZEN);
+    let root = dir.path();
+    write(root, "inventory.py", DECORATED_INVENTORY);
+    git(root, &["commit", "-qam", "behind decorators"]);
+    let summary = proved(root, &[]);
+    assert_contains(
+        &summary,
+        "decorated, mutated with their decorators kept on mutmut's trampoline: Stock.take, reserve",
+    );
+    // A property reached, with nothing in it mutmut mutates.
+    assert_contains(
+        &summary,
+        "no mutant of Stock.level (inventory.py:22): no mutation operator applies to the lines the test ran",
+    );
+    assert_contains(
+        &summary,
+        "no mutant of positive (inventory.py:14): defined inside a module-level `if` block",
+    );
+    let proof = record(root, "gate/proof.json");
+    let freeze = &proof["freezes"][0];
+    let stake = |name: &str| {
+        freeze["stake"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["function"] == name)
+            .unwrap_or_else(|| panic!("{name} is not at stake: {freeze}"))
+            .clone()
+    };
+    let take = stake("Stock.take");
+    assert_eq!(
+        take["engine"], "mutmut, decorators kept on the trampoline",
+        "{take}"
+    );
+    assert!(take["mutants"].as_u64().unwrap() >= 5, "{take}");
+    assert_eq!(stake("Stock.__init__")["engine"], "mutmut");
+    assert!(stake("positive")["unmutated"]
+        .as_str()
+        .unwrap()
+        .contains("mutmut mutates top-level functions and methods of top-level classes"));
+    let mut command = common::freezegate(root);
+    let brief = hermetic(&mut command)
+        .args(["brief", FROZEN, "--proof", "gate/proof.json"])
+        .output()
+        .unwrap();
+    assert_contains(
+        &text(&brief.stdout),
+        "`positive` in `inventory.py`, lines 14-15 (no mutant: defined inside a module-level `if` block",
+    );
+    // The decorated code still works on every mutant's unmutated path: the frozen test
+    // passes on the clean copy and checks the mutants of `take`.
+    assert_eq!(freeze["frozen_clean"], "passed", "{freeze}");
+    let (code, report) = check(root, &["gate/proof.json"]);
+    assert_eq!(code, 1, "{report}");
+    assert_eq!(codes(&report), ["FZ210"], "{report}");
+    let message = message(&report, "FZ210");
+    assert_contains(&message, "inventory.py:31 (- return 0 + return 1)");
+}
+
+/// Decorators of every common shape, and twins (a property's setter, `register`ed `_`s):
+/// each mutant the driver makes is reached through the decorated name and changes only
+/// its own function (a twin sharing its name's trampoline would run the other's code).
+const SHAPES: &str = r#"import functools
+
+
+def logged(f):
+    @functools.wraps(f)
+    def inner(*a, **k):
+        return f(*a, **k)
+    return inner
+
+
+class Square:
+    def __init__(self, side):
+        self._side = side
+
+    @property
+    def side(self):
+        return self._side + 0
+
+    @side.setter
+    def side(self, value):
+        if value < 0:
+            raise ValueError("negative")
+        self._side = value
+
+    @staticmethod
+    @logged
+    def unit():
+        return Square(1 + 0)
+
+    @classmethod
+    @logged
+    def of(cls, n):
+        return cls(n * 3)
+
+
+@functools.singledispatch
+def describe(x):
+    return "thing"
+
+
+@describe.register
+def _(x: int):
+    return "int" if x >= 0 else "negative int"
+
+
+@describe.register
+def _(x: str):
+    return "str:" + x
+"#;
+
+/// Calls every shape; prints what each returns, per mutant of the driver's listing.
+const PROBE: &str = r#"import json, sys
+from mutmut.mutation.trampoline import set_mutant_under_test
+import shapes
+
+def probe():
+    s = shapes.Square(3)
+    out = [s.side, shapes.Square.unit().side, shapes.Square.of(2).side,
+           shapes.describe(5), shapes.describe(-1), shapes.describe("a"), shapes.describe(1.0)]
+    try:
+        s.side = -1
+        out.append("no raise")
+    except ValueError as e:
+        out.append(str(e))
+    s.side = 4
+    out.append(s.side)
+    return out
+
+listing = json.load(open(sys.argv[1]))
+set_mutant_under_test("")
+results = {"": probe()}
+for mutant in listing["mutants"]:
+    set_mutant_under_test(mutant["id"])
+    try:
+        results[mutant["id"]] = probe()
+    except Exception as e:
+        results[mutant["id"]] = repr(e)
+print(json.dumps(results))
+"#;
+
+#[test]
+fn the_driver_mutates_every_decorator_shape_and_tells_twins_apart() {
+    let python = python();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "shapes.py", SHAPES);
+    write(root, "probe.py", PROBE);
+    let every_body_line: Vec<u32> = (1..=55).collect();
+    write(
+        root,
+        "spec.json",
+        &serde_json::json!({ "files": { "shapes.py": every_body_line } }).to_string(),
+    );
+    let driver = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/prove/driver.py");
+    let out = std::process::Command::new(&python)
+        .arg(&driver)
+        .args(["mutate", "spec.json"])
+        .current_dir(root)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    std::fs::write(root.join("listing.json"), &out.stdout).unwrap();
+    let listing: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let functions = listing["functions"].as_array().unwrap();
+    let engine_of = |name: &str, start: u64| {
+        functions
+            .iter()
+            .find(|f| f["function"] == name && f["start"] == start)
+            .unwrap_or_else(|| panic!("no {name} at {start}: {listing}"))["engine"]
+            .clone()
+    };
+    for (name, start) in [
+        ("Square.side", 15),
+        ("Square.side", 19),
+        ("Square.unit", 25),
+        ("Square.of", 30),
+        ("describe", 36),
+        ("_", 41),
+        ("_", 46),
+    ] {
+        assert_eq!(
+            engine_of(name, start),
+            "mutmut, decorators kept on the trampoline",
+            "{name} at {start}"
+        );
+    }
+    assert_eq!(engine_of("Square.__init__", 12), "mutmut");
+    let out = std::process::Command::new(&python)
+        .args(["probe.py", "listing.json"])
+        .current_dir(root)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let results: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let clean = &results[""];
+    assert_eq!(
+        clean.to_string(),
+        r#"[3,1,6,"int","negative int","str:a","thing","negative",4]"#
+    );
+    // Every mutant changes only what its own function returns: the probe's outputs that
+    // differ from the clean run's are those of the function it mutates.
+    let touches = |function: &str| -> Vec<usize> {
+        match function {
+            // unit() and of() are read through the getter too.
+            "Square.side@getter" => vec![0, 1, 2, 8],
+            "Square.side@setter" => vec![7, 8],
+            "Square.unit" => vec![1],
+            "Square.of" => vec![2],
+            "describe" => vec![6],
+            "_@int" => vec![3, 4],
+            "_@str" => vec![5],
+            "Square.__init__" => (0..9).collect(),
+            "logged" => vec![1, 2],
+            other => panic!("unexpected {other}"),
+        }
+    };
+    let mut killed = 0;
+    for mutant in listing["mutants"].as_array().unwrap() {
+        let id = mutant["id"].as_str().unwrap();
+        let line = mutant["line"].as_u64().unwrap();
+        let function = match (mutant["function"].as_str().unwrap(), line) {
+            ("Square.side", l) if l < 19 => "Square.side@getter".to_string(),
+            ("Square.side", _) => "Square.side@setter".to_string(),
+            ("_", l) if l < 46 => "_@int".to_string(),
+            ("_", _) => "_@str".to_string(),
+            (name, _) => name.to_string(),
+        };
+        let Some(got) = results[id].as_array() else {
+            continue; // the probe raised: a crash, wherever it came from
+        };
+        let changed: Vec<usize> = (0..got.len()).filter(|&i| got[i] != clean[i]).collect();
+        if !changed.is_empty() {
+            killed += 1;
+        }
+        let allowed = touches(&function);
+        assert!(
+            changed.iter().all(|i| allowed.contains(i)),
+            "{id} ({function}, {}) changed outputs {changed:?}: {got:?}",
+            mutant["mutation"]
+        );
+    }
+    // The setter's twin, and the second `register`ed `_`, have mutants that bite.
+    assert!(killed >= 15, "{killed} of {listing}");
+    for twin in [
+        "shapes.x\u{1c1}Square\u{1c1}side\u{1c0}2__mutmut_1",
+        "shapes.x__\u{1c0}2__mutmut_1",
+    ] {
+        assert!(results.get(twin).is_some(), "no {twin}: {listing}");
+    }
+}
+
 /// A frozen test each of whose kills another test of the suite kills too takes no
 /// coverage away: a deposit that asserts nothing passes the proof, and `prove` and
 /// `check` say why.

@@ -105,9 +105,12 @@ pub fn render(brief: &Brief) -> String {
         };
     }
     for code in &brief.code_at_stake {
+        let unmutated = code.unmutated.as_ref().map_or(String::new(), |why| {
+            format!(" (no mutant: {why}; the proof cannot judge what it does)")
+        });
         let _ = writeln!(
             out,
-            "`{}` in `{}`, lines {}-{}:\n",
+            "`{}` in `{}`, lines {}-{}{unmutated}:\n",
             code.function, code.file, code.first, code.last
         );
         numbered(&mut out, code);

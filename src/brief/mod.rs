@@ -230,6 +230,7 @@ fn frozen_test(
         first,
         last,
         source: python::lines_of(&text, first, last),
+        unmutated: None,
     });
     (code, from)
 }
@@ -247,6 +248,7 @@ fn measured_stake(config: &Config, stake: &[crate::inputs::proof::StakeFunction]
                 first,
                 last,
                 source: python::lines_of(&text, first, last),
+                unmutated: f.unmutated.clone(),
             })
         })
         .collect()
@@ -305,6 +307,7 @@ fn code_at_stake(config: &Config, test: &Code) -> Vec<Code> {
                 first,
                 last,
                 source: python::lines_of(&source, first, last),
+                unmutated: None,
             });
         }
     }

@@ -9,6 +9,9 @@ pub struct Code {
     pub first: u32,
     pub last: u32,
     pub source: String,
+    /// Why the proof's engine made no mutant of it (what it does, the proof cannot judge).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unmutated: Option<String>,
 }
 
 /// The definition of `name` at the nesting `path` (classes, then the function) in

@@ -98,6 +98,17 @@ pub struct StakeFunction {
     pub lines: [u32; 2],
     /// The lines of it the frozen test ran (and, with `--coverage`, only it covers).
     pub covered: Vec<u32>,
+    /// How many mutants the engine made of those lines (none in `brief`'s measure).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mutants: Option<u64>,
+    /// The engine that made them: `mutmut`, or for a decorated function `mutmut,
+    /// decorators kept on the trampoline`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<String>,
+    /// Why the engine made no mutant of it (nested in a class, a `pragma: no mutate`, no
+    /// operator applies): a function at stake the proof cannot judge.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unmutated: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

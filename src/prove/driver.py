@@ -31,26 +31,76 @@ import os
 import signal
 import sys
 import time
+from typing import NamedTuple
 
 ENGINE_MISSING = 3
 
 
-def _functions(source: str):
-    """(name, class or None, first line incl. decorators, def line, last line) of every
-    top-level function and method: what mutmut mutates."""
+# The suffix that tells apart the second and later definitions of one name in one scope
+# (a property's setter, `@f.register def _`): mutmut names a function's mutants after
+# it, and two of one name would share (and overwrite) one trampoline.
+TWIN = "\u01c0"
+
+
+class Function(NamedTuple):
+    name: str
+    cls: str | None
+    first: int  # the first decorator's line, or the def line
+    def_line: int
+    last: int
+    key: str  # what mutmut's mutants of it are named after: `x_f`, `x\u01c1C\u01c1f`
+    decorators: list[str]
+    unreachable: str | None  # why mutmut cannot reach it at all
+
+
+def _last_name(node) -> str:
+    """The last name of a decorator expression: `register` for `@f.register(int)`."""
+    while isinstance(node, ast.Call):
+        node = node.func
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return getattr(node, "id", "")
+
+
+def _functions(source: str) -> list[Function]:
+    """Every function of a module; a twin's key carries TWIN and its rank."""
     tree = ast.parse(source)
     found = []
 
-    def visit(body, cls):
+    def visit(body, cls, unreachable):
+        seen: dict[str, int] = {}
         for node in body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 first = min([node.lineno] + [d.lineno for d in node.decorator_list])
-                found.append((node.name, cls, first, node.lineno, node.end_lineno))
-            elif isinstance(node, ast.ClassDef) and cls is None:
-                visit(node.body, node.name)
+                rank = seen[node.name] = seen.get(node.name, 0) + 1
+                name = node.name if rank == 1 else f"{node.name}{TWIN}{rank}"
+                key = f"x\u01c1{cls}\u01c1{name}" if cls else f"x_{name}"
+                decorators = [_last_name(d) for d in node.decorator_list]
+                found.append(Function(node.name, cls, first, node.lineno, node.end_lineno, key, decorators, unreachable))
+            elif isinstance(node, ast.ClassDef):
+                if cls is None and unreachable is None:
+                    visit(node.body, node.name, None)
+                else:
+                    inner = f"{cls}.{node.name}" if cls else node.name
+                    visit(node.body, inner, unreachable or "a method of a nested class: mutmut mutates top-level functions and methods of top-level classes")
+            elif isinstance(node, (ast.If, ast.Try, ast.With, ast.For, ast.While)) and cls is None:
+                blocks = [node.body, getattr(node, "orelse", []), getattr(node, "finalbody", [])]
+                blocks += [h.body for h in getattr(node, "handlers", [])]
+                for block in blocks:
+                    visit(block, None, unreachable or f"defined inside a module-level `{type(node).__name__.lower()}` block: mutmut mutates top-level functions and methods of top-level classes")
 
-    visit(tree.body, None)
+    visit(tree.body, None, None)
     return found
+
+
+def _display(key: str) -> str:
+    """`C.f` or `f` for a mutant's key (a twin's rank dropped)."""
+    if key.startswith("x_"):
+        name = key[2:]
+    else:
+        _, cls, name = key.split("\u01c1")
+        name = f"{cls}.{name}"
+    return name.partition(TWIN)[0]
 
 
 def _covers(requested: str, reported: str) -> bool:
@@ -77,7 +127,8 @@ def stake(measured_json: str, test_id: str) -> None:
                 functions = _functions(f.read())
         except (OSError, SyntaxError, ValueError):
             continue
-        for name, cls, first, def_line, last in functions:
+        for function in functions:
+            name, cls, first, def_line, last = function[:5]
             # The body's lines, not the def line (run at import).
             lines = sorted(line for line in executed if def_line < line <= last)
             if lines:
@@ -110,26 +161,133 @@ def _one_line(orig: list[str], mutant: list[str]) -> tuple[int, str]:
     return 0, "(no textual change)"
 
 
+# Decorators mutmut arranges itself: its copies keep a lone one, and its trampoline binds
+# a lone `classmethod` through its own argument.
+NATIVE = {"staticmethod", "classmethod"}
+ENGINE = "mutmut"
+# A decorated function, mutated by mutmut's operators with its decorators kept on the
+# trampoline alone (its copies and mutants are plain functions the trampoline calls).
+ENGINE_DECORATED = "mutmut, decorators kept on the trampoline"
+
+
+def _cst_decorators(function) -> list[str]:
+    """The last names of a libcst function's decorators (`register` for `@f.register(int)`)."""
+    names = []
+    for decorator in function.decorators:
+        node = decorator.decorator
+        while hasattr(node, "func"):
+            node = node.func
+        names.append(node.attr.value if hasattr(node, "attr") else getattr(node, "value", ""))
+    return names
+
+
+def _arranged_by_mutmut(decorators: list[str]) -> bool:
+    return not decorators or (len(decorators) == 1 and decorators[0] in NATIVE)
+
+
+def _open_decorated_functions(file_mutation, cst) -> set[str]:
+    """Makes mutmut mutate decorated functions (it skips them: copies of a decorated
+    function would run its decorator again, and `@property` breaks its trampoline). The
+    trampoline alone keeps the decorators, innermost beneath them; the original's copy
+    and the mutants are undecorated, so a decorator runs once, as in the original, and
+    every mutant is called with what the original body was called with. The second and
+    later definitions of one name in one scope (a property's setter, `@f.register def
+    _`) get their own mutant names (TWIN and rank, as `_functions` names them): two of one
+    name would share one trampoline. Returns the set the keys of the decorated functions
+    mutated are added to."""
+    visitor = file_mutation.MutationVisitor
+    skip = visitor._skip_node_and_children
+    arrange = file_mutation.function_trampoline_arrangement
+    create = file_mutation.create_mutations
+    twins: dict[int, str] = {}
+    decorated: set[str] = set()
+
+    def skip_unless_decorated(self, node):
+        if not isinstance(node, cst.FunctionDef) or _arranged_by_mutmut(_cst_decorators(node)):
+            return skip(self, node)
+        if "overload" in _cst_decorators(node):
+            return True  # a typing stub: nothing of it runs
+        # mutmut's own reasons to skip a function, but its decorators.
+        position = self.get_metadata(file_mutation.PositionProvider, node, None)
+        if position and position.start.line in self._ignored_node_lines:
+            self.ignored_functions.add(node.name.value)
+            return True
+        return node in self._enum_creation_hooks or node.name.value in file_mutation.NEVER_MUTATE_FUNCTION_NAMES
+
+    def arrange_decorated(function, mutants, class_name):
+        twin = twins.get(id(function))
+        transparent = not _arranged_by_mutmut(_cst_decorators(function))
+        if twin is None and not transparent:
+            return arrange(function, mutants, class_name)
+        inner = function if twin is None else function.with_changes(name=cst.Name(twin))
+        if transparent:
+            inner = inner.with_changes(decorators=[])
+            decorated.add(file_mutation.mangle_function_name(name=inner.name.value, class_name=class_name))
+        declared, nodes, assigned, names = arrange(inner, mutants, class_name)
+        trampoline = nodes[0].with_changes(name=function.name, decorators=[*function.decorators, *nodes[0].decorators])
+        return declared, [trampoline, *nodes[1:]], assigned, names
+
+    def create_and_name_twins(*args, **kwargs):
+        module, *rest = create(*args, **kwargs)
+        twins.clear()
+        scopes = [module.body] + [
+            node.body.body
+            for node in module.body
+            if isinstance(node, cst.ClassDef) and isinstance(node.body, cst.IndentedBlock)
+        ]
+        for body in scopes:
+            seen: dict[str, int] = {}
+            for node in body:
+                if isinstance(node, cst.FunctionDef):
+                    rank = seen[node.name.value] = seen.get(node.name.value, 0) + 1
+                    if rank > 1:
+                        twins[id(node)] = f"{node.name.value}{TWIN}{rank}"
+        return (module, *rest)
+
+    visitor._skip_node_and_children = skip_unless_decorated
+    file_mutation.function_trampoline_arrangement = arrange_decorated
+    file_mutation.create_mutations = create_and_name_twins
+    return decorated
+
+
+def _unmutated_reason(function: Function, source_lines: list[str]) -> str:
+    """Why mutmut made no mutant of a function at stake."""
+    if function.unreachable:
+        return function.unreachable
+    if "overload" in function.decorators:
+        return "a typing.overload stub"
+    if function.name in {"__getattribute__", "__setattr__", "__new__"}:
+        return f"mutmut never mutates {function.name}"
+    if any("pragma: no mutate" in line for line in source_lines[function.first - 1 : function.def_line]):
+        return "marked `# pragma: no mutate`"
+    return "no mutation operator applies to the lines the test ran"
+
+
 def mutate(spec_json: str) -> None:
+    """Writes the mutants of the lines at stake into the files, and lists them, with each
+    function at stake: how many mutants it got and from which engine, or why none."""
+    import libcst as cst
     import mutmut.configuration as configuration
 
     # The project's own [tool.mutmut] / setup.cfg still applies (do_not_mutate_patterns,
     # pragmas); only the guess of where the code lives is not needed: the files are given.
     configuration._guess_source_paths = lambda: ["."]
-    from mutmut.mutation.file_mutation import mutate_file_contents
+    from mutmut.mutation import file_mutation
 
+    decorated = _open_decorated_functions(file_mutation, cst)
     with open(spec_json, encoding="utf-8") as f:
         spec = json.load(f)
-    out = []
+    mutants_out = []
+    functions_out = []
     for path, lines in spec["files"].items():
         with open(path, encoding="utf-8") as f:
             source = f.read()
-        mutated = mutate_file_contents(path, source, set(lines), None)
+        decorated.clear()
+        mutated = file_mutation.mutate_file_contents(path, source, set(lines), None)
         code_lines = mutated.code.splitlines()
         spans = mutated.line_span_by_function_name
-        defs = {}
-        for name, cls, _first, def_line, _last in _functions(source):
-            defs[f"x\u01c1{cls}\u01c1{name}" if cls else f"x_{name}"] = def_line
+        functions = _functions(source)
+        defs = {function.key: function.def_line for function in functions}
         module = _module_of(path)
 
         def body(generated: str) -> list[str]:
@@ -141,21 +299,34 @@ def mutate(spec_json: str) -> None:
                     return text[i + 1 :]
             return text
 
+        made: dict[str, int] = {}
         for name in mutated.mutant_names:
             mangled = name.partition("__mutmut_")[0]
-            orig = body(mangled + "__mutmut_orig")
-            offset, change = _one_line(orig, body(name))
-            function = mangled[2:] if mangled.startswith("x_") else mangled.split("\u01c1")[1] + "." + mangled.split("\u01c1")[2]
-            out.append({
+            made[mangled] = made.get(mangled, 0) + 1
+            offset, change = _one_line(body(mangled + "__mutmut_orig"), body(name))
+            mutants_out.append({
                 "id": f"{module}.{name}",
                 "file": path,
-                "function": function,
+                "function": _display(mangled),
                 "line": defs.get(mangled, 0) + 1 + offset,
                 "mutation": change,
             })
+        source_lines = source.splitlines()
+        for function in functions:
+            if not any(function.def_line < line <= function.last for line in lines):
+                continue
+            count = made.get(function.key, 0)
+            functions_out.append({
+                "file": path,
+                "function": _display(function.key),
+                "start": function.first,
+                "mutants": count,
+                "engine": (ENGINE_DECORATED if function.key in decorated else ENGINE) if count else None,
+                "reason": None if count else _unmutated_reason(function, source_lines),
+            })
         with open(path, "w", encoding="utf-8") as f:
             f.write(mutated.code)
-    json.dump(out, sys.stdout)
+    json.dump({"mutants": mutants_out, "functions": functions_out}, sys.stdout)
 
 
 def version() -> None:

@@ -1,7 +1,8 @@
 //! The mutation engine, mutmut 3, driven as a library by a small Python driver
 //! (`driver.py`, compiled into the binary): it lists the project functions a test ran in
-//! its call phase, and writes the mutants of the lines at stake into the scratch copy,
-//! every mutant behind mutmut's trampoline, which the driver's plugin points at the
+//! its call phase, and writes the mutants of the lines at stake into the scratch copy
+//! (decorated functions too, which mutmut alone skips: their decorators stay on the
+//! trampoline), every mutant behind mutmut's trampoline, which the driver's plugin points at the
 //! mutant of a run only during each test's call. The same file is the pytest plugin of
 //! every run of a proof.
 
@@ -54,6 +55,25 @@ pub struct Executed {
     pub start: u32,
     pub end: u32,
     pub lines: Vec<u32>,
+}
+
+/// What the engine made of the lines at stake: the mutants, and per function at stake
+/// how many and by which engine, or why none.
+#[derive(Debug, Deserialize)]
+pub struct Mutated {
+    pub mutants: Vec<Made>,
+    pub functions: Vec<MutatedFunction>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct MutatedFunction {
+    pub file: String,
+    pub function: String,
+    /// Its first line (its first decorator's), as `stake` lists it.
+    pub start: u32,
+    pub mutants: u64,
+    pub engine: Option<String>,
+    pub reason: Option<String>,
 }
 
 /// A mutant as the engine made it.
@@ -151,7 +171,7 @@ impl Driver {
         &self,
         lines: &std::collections::BTreeMap<String, Vec<u32>>,
         cwd: &Path,
-    ) -> Result<Vec<Made>, GateError> {
+    ) -> Result<Mutated, GateError> {
         let spec = self.dir.join("mutate.json");
         let text = serde_json::json!({ "files": lines }).to_string();
         std::fs::write(&spec, text)

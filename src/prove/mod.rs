@@ -446,6 +446,9 @@ pub fn code_at_stake(
             function: function.function,
             lines: [function.start, function.end],
             covered: function.lines,
+            mutants: None,
+            engine: None,
+            unmutated: None,
         })
         .collect();
     Ok((stake, outcome))
@@ -687,12 +690,28 @@ fn prove_one(
             function: function.function,
             lines: [function.start, function.end],
             covered,
+            mutants: None,
+            engine: None,
+            unmutated: None,
         });
     }
     let made = if lines.is_empty() {
         Vec::new()
     } else {
-        driver.mutate(&lines, &runner.cwd)?
+        let mutated = driver.mutate(&lines, &runner.cwd)?;
+        for function in mutated.functions {
+            let file = in_repo(pytest_root, &function.file);
+            if let Some(stake) = freeze
+                .stake
+                .iter_mut()
+                .find(|s| s.file == file && s.lines[0] == function.start)
+            {
+                stake.mutants = Some(function.mutants);
+                stake.engine = function.engine;
+                stake.unmutated = function.reason;
+            }
+        }
+        mutated.mutants
     };
     let result = run_mutants(
         &mut freeze,

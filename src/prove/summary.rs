@@ -9,6 +9,10 @@ use super::Timing;
 use crate::inputs::proof::{Basis, FreezeProof, Judgement, ProofRecord};
 use crate::words::count;
 
+/// The engine's name for the functions it mutates as they are (undecorated, or a lone
+/// `staticmethod` / `classmethod`).
+const ENGINE: &str = "mutmut";
+
 /// Survivors listed per freeze; the rest are counted.
 const SHOWN: usize = 5;
 
@@ -38,6 +42,33 @@ pub fn render(record: &ProofRecord, timings: &[Timing], path: &str) -> String {
         record.engine.version,
     );
     out
+}
+
+/// Which functions at stake the engine mutated with their decorators kept, and which it
+/// made no mutant of (what they do, the proof cannot judge), with why.
+fn engine_note(out: &mut String, f: &FreezeProof) {
+    let decorated: Vec<&str> = f
+        .stake
+        .iter()
+        .filter(|s| s.engine.as_deref().is_some_and(|e| e != ENGINE))
+        .map(|s| s.function.as_str())
+        .collect();
+    if !decorated.is_empty() {
+        let _ = writeln!(
+            out,
+            "  decorated, mutated with their decorators kept on mutmut's trampoline: {}",
+            decorated.join(", ")
+        );
+    }
+    for s in &f.stake {
+        if let Some(why) = &s.unmutated {
+            let _ = writeln!(
+                out,
+                "  no mutant of {} ({}:{}): {why}; what it does, this proof cannot judge",
+                s.function, s.file, s.lines[0]
+            );
+        }
+    }
 }
 
 /// Which mutants were active in the tests' call phase alone while their function also
@@ -127,6 +158,7 @@ fn freeze_summary(out: &mut String, f: &FreezeProof, took: Option<Timing>) {
         }
     }
     let _ = writeln!(out, "  mutants at stake: {}", f.mutants_total);
+    engine_note(out, f);
     call_phase_note(out, f);
     // As FZ210 judges (one judgement for both).
     let j = Judgement::of(&f.frozen_clean, &f.mutants);
