@@ -19,7 +19,8 @@ pub const DEFAULT_COLLECT_COMMAND: [&str; 6] = [
     "-m",
     "pytest",
     "--collect-only",
-    "-q",
+    // Not `-q`: a `-v` in the project's addopts offsets it, and pytest prints the tree.
+    "--verbosity=-1",
     "--no-header",
 ];
 const KNOWN_KEYS: [&str; 12] = [

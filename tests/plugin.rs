@@ -1350,7 +1350,9 @@ fn a_fresh_clone_adopts_the_gate_in_four_commands_and_one_run() {
     fs::remove_file(project.root.join("gate/freeze_ledger.json")).unwrap();
     project.write(
         "pytest.ini",
-        "[pytest]\naddopts = --deselect tests/test_app.py::test_rounding\nmarkers =\n    slow: slow tests\n",
+        // `-vv` in addopts, as bidict has it: `init`'s collect_command still reads a list
+        // of ids (a `-q` would only offset it, and pytest would print its tree).
+        "[pytest]\naddopts = -vv --deselect tests/test_app.py::test_rounding\nmarkers =\n    slow: slow tests\n",
     );
     project.write(
         "tests/test_windows.py",
@@ -1454,6 +1456,15 @@ fn a_fresh_clone_adopts_the_gate_in_four_commands_and_one_run() {
         common::git(&work, &["rev-list", "--count", "origin/main..HEAD"]),
         "2"
     );
+
+    // `freeze add --collect` reads the collection despite the `-vv`: a mistyped id is
+    // refused (FZ204, exit 1) with the ids pytest collected.
+    let (code, out) = shell(
+        "freezegate freeze add tests/test_app.py::test_casez --collect --owner me --reason FLAKE-1 --invariant 'rounds half up' --property tests/test_props.py::test_never_negative",
+    );
+    assert_eq!(code, Some(1), "{out}");
+    assert!(!out.contains("tree output"), "{out}");
+    common::assert_contains(&out, "did you mean tests/test_app.py::test_cases[1]");
 
     // A clone where git does not know origin's default branch: the check cannot tell it is
     // on it, asks for the patch's changes (FZ001), and says how to judge it anyway.

@@ -32,7 +32,7 @@ policies = ["builtin"]
 pytest_root = "."
 # `python` is the interpreter first on PATH when the gate runs: activate the project's
 # virtualenv first, or name its interpreter here (e.g. ".venv/bin/python").
-collect_command = ["python", "-m", "pytest", "--collect-only", "-q", "--no-header"]
+collect_command = ["python", "-m", "pytest", "--collect-only", "--verbosity=-1", "--no-header"]
 
 [params]
 # Longest allowed freeze window, in days (FZ104, FZ107).

@@ -206,7 +206,7 @@ fn not_quiet_output(source: &Source, start: usize, line: &str, kind: &str) -> Ga
         format!("is {kind}, not a list of node ids"),
     )
     .at(source, start..start + line.len(), "not a node id")
-    .with_help("write the collection with `pytest --collect-only -q` (one node id a line), or give a JSON array of node ids")
+    .with_help("write the collection with `pytest --collect-only --verbosity=-1` (one node id a line; `-q` is the same unless addopts has a `-v`, which it only offsets), or give a JSON array of node ids")
 }
 
 /// Where `trimmed`, part of a `(number, start, text)` line of `source`, is in the text
