@@ -303,6 +303,19 @@ fn hollow_deposits_fail_fz210_naming_a_surviving_mutant() {
             .find(|m| mutation(m, "+ return 1"))
             .unwrap_or_else(|| panic!("{name}: no `return 1` mutant: {freeze}"));
         assert_eq!(one["killed_by_others"], false, "{name}: {one}");
+        // The deposit runs only on the frozen test's unique kills: not on a kill other
+        // tests share, nor on a mutant the frozen test does not kill.
+        assert_eq!(plus["properties_not_run"], true, "{name}: {plus}");
+        assert_eq!(plus["killed_by"], serde_json::json!([]), "{name}: {plus}");
+        assert!(one.get("properties_not_run").is_none(), "{name}: {one}");
+        assert!(one["checked_by"].is_array(), "{name}: {one}");
+        assert!(
+            mutants
+                .iter()
+                .filter(|m| m["killed_by_frozen"] == false)
+                .all(|m| m["properties_not_run"] == true),
+            "{name}: {freeze}"
+        );
         assert!(freeze["others"].as_u64().unwrap() >= 4, "{name}: {freeze}");
         let (code, report) = check(dir.path(), &["gate/proof.json"]);
         assert_eq!(code, 1, "{name}: {report}");

@@ -137,6 +137,11 @@ pub struct Mutant {
     /// crashing; `None` in an older record (every kill then counts as a check).
     #[serde(default)]
     pub checked_by: Option<Vec<String>>,
+    /// The properties were not run on it: the frozen test passes alone, and this is not
+    /// one of its unique kills (it does not kill it, or another test does), so no
+    /// judgement counts it (`killed_by` is then empty, `checked_by` none).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub properties_not_run: bool,
     /// Wall time of the run(s) of this mutant, in seconds.
     pub duration_s: f64,
     /// Where its function also ran, unmutated, outside the tests' call phase (`import`,
@@ -549,6 +554,7 @@ mod tests {
             killed_by_others: None,
             killed_by: if killed { by.clone() } else { Vec::new() },
             checked_by: checked.map(|c| if c && killed { by.clone() } else { Vec::new() }),
+            properties_not_run: false,
             duration_s: 0.0,
             unmutated_at: Vec::new(),
         }

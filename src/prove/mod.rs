@@ -796,8 +796,17 @@ fn run_mutants(
             .extend(imported.iter().cloned());
     }
     let limit = (clean.duration * TIMEOUT_FACTOR).max(MIN_TIMEOUT);
+    // A frozen test that passes alone is judged by its unique kills: it runs alone on
+    // every mutant, the rest of the suite on its kills, and the properties only on what
+    // is left (on a slow deposit, a state machine, most of a proof's time). One that
+    // fails alone has unknown kills: the properties run on every mutant beside it.
+    let frozen_known = freeze.frozen_clean == "passed";
+    let first: Vec<String> = match frozen_known {
+        true => vec![freeze.test_id.clone()],
+        false => tests.clone(),
+    };
     let runs: Vec<(String, Vec<String>)> =
-        made.iter().map(|m| (m.id.clone(), tests.clone())).collect();
+        made.iter().map(|m| (m.id.clone(), first.clone())).collect();
     let bar = options.progress.then(|| {
         let bar = indicatif::ProgressBar::new(runs.len() as u64);
         bar.set_style(
@@ -817,46 +826,50 @@ fn run_mutants(
     };
     let begun = Instant::now();
     let result = pool::run_all(runner, &mut servers, &runs, limit, deadline, &tick)?;
-    let took = begun.elapsed();
+    let mut took = begun.elapsed();
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
-    let frozen_known = freeze.frozen_clean == "passed";
     for (m, run) in made.into_iter().zip(result.runs) {
         let Some(run) = run else { continue };
-        let failed = |id: &str| run.verdicts.get(id).is_some_and(|v| v.kills());
-        let checked = |id: &str| run.verdicts.get(id) == Some(&Verdict::Checked);
-        // A property that fails on the unmutated code kills nothing.
-        let killed_by: Vec<String> = freeze
-            .properties
-            .iter()
-            .filter(|p| freeze.properties_clean.get(*p).map(String::as_str) == Some("passed"))
-            .filter(|p| failed(p))
-            .cloned()
-            .collect();
         let unmutated_at = outside_call
             .iter()
             .filter(|(_, functions)| functions.iter().any(|f| is_mutant_of(&m.id, f)))
             .map(|(phase, _)| phase.clone())
             .collect();
-        freeze.mutants.push(Mutant {
-            killed_by_frozen: frozen_known.then(|| failed(&freeze.test_id)),
-            checked_by_frozen: frozen_known.then(|| checked(&freeze.test_id)),
+        let mut mutant = Mutant {
+            killed_by_frozen: frozen_known.then(|| run.kills(&freeze.test_id)),
+            checked_by_frozen: frozen_known.then(|| run.checks(&freeze.test_id)),
             killed_by_others: None,
-            checked_by: Some(killed_by.iter().filter(|p| checked(p)).cloned().collect()),
-            killed_by,
-            duration_s: (run.duration.as_secs_f64() * 1000.0).round() / 1000.0,
+            killed_by: Vec::new(),
+            checked_by: None,
+            properties_not_run: frozen_known,
+            duration_s: 0.0,
             id: m.id,
             file: in_repo(pytest_root, &m.file),
             line: m.line,
             function: m.function,
             mutation: m.mutation,
             unmutated_at,
-        });
+        };
+        if !frozen_known {
+            properties_verdicts(freeze, &mut mutant, &run);
+        }
+        mutant.duration_s = run.duration.as_secs_f64();
+        freeze.mutants.push(mutant);
     }
     let others_cut = !result.budget_hit
         && killed_by_others(freeze, runner, &mut servers, left_out, limit, deadline)?;
-    if result.budget_hit || others_cut {
+    let mut deposits_cut = false;
+    if frozen_known && !result.budget_hit && !others_cut && !freeze.properties.is_empty() {
+        let begun = Instant::now();
+        deposits_cut = properties_on_unique_kills(freeze, runner, &mut servers, limit, deadline)?;
+        took += begun.elapsed();
+    }
+    for mutant in &mut freeze.mutants {
+        mutant.duration_s = (mutant.duration_s * 1000.0).round() / 1000.0;
+    }
+    if result.budget_hit || others_cut || deposits_cut {
         let total = freeze.mutants.len();
         freeze.incomplete = Some(format!(
             "the budget ({} s) ran out after {total} mutants",
@@ -864,6 +877,59 @@ fn run_mutants(
         ));
     }
     Ok(took)
+}
+
+/// The properties' verdicts on a mutant from `run` (a property that fails on the
+/// unmutated code kills nothing).
+fn properties_verdicts(freeze: &FreezeProof, mutant: &mut Mutant, run: &pool::TestRun) {
+    let killed_by: Vec<String> = freeze
+        .properties
+        .iter()
+        .filter(|p| freeze.properties_clean.get(*p).map(String::as_str) == Some("passed"))
+        .filter(|p| run.kills(p))
+        .cloned()
+        .collect();
+    mutant.checked_by = Some(
+        killed_by
+            .iter()
+            .filter(|p| run.checks(p))
+            .cloned()
+            .collect(),
+    );
+    mutant.killed_by = killed_by;
+    mutant.properties_not_run = false;
+}
+
+/// The properties run on the frozen test's unique kills (killed by it, by no other
+/// test of the suite, or not asked): the mutants a judgement counts. True when the
+/// budget ran out first.
+fn properties_on_unique_kills(
+    freeze: &mut FreezeProof,
+    runner: &Runner,
+    servers: &mut [ForkServer],
+    limit: Duration,
+    deadline: Option<Instant>,
+) -> Result<bool, GateError> {
+    let unique: Vec<usize> = (0..freeze.mutants.len())
+        .filter(|&i| {
+            let m = &freeze.mutants[i];
+            m.killed_by_frozen == Some(true) && m.killed_by_others != Some(true)
+        })
+        .collect();
+    let runs: Vec<(String, Vec<String>)> = unique
+        .iter()
+        .map(|&i| (freeze.mutants[i].id.clone(), freeze.properties.clone()))
+        .collect();
+    let result = pool::run_all(runner, servers, &runs, limit, deadline, &|| {})?;
+    for (i, run) in unique.into_iter().zip(result.runs) {
+        if let Some(run) = run {
+            let mut mutant = freeze.mutants[i].clone();
+            properties_verdicts(freeze, &mut mutant, &run);
+            mutant.duration_s += run.duration.as_secs_f64();
+            freeze.mutants[i] = mutant;
+        }
+    }
+    Ok(result.budget_hit)
 }
 
 /// Which of the frozen test's kills the rest of the suite kills too (what is left is its

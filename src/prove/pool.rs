@@ -55,6 +55,18 @@ pub struct TestRun {
     pub outside_call: BTreeMap<String, Vec<String>>,
 }
 
+impl TestRun {
+    /// Whether test `id` failed in this run.
+    pub fn kills(&self, id: &str) -> bool {
+        self.verdicts.get(id).is_some_and(|v| v.kills())
+    }
+
+    /// Whether test `id` failed in this run on a check (an assert, `pytest.raises`).
+    pub fn checks(&self, id: &str) -> bool {
+        self.verdicts.get(id) == Some(&Verdict::Checked)
+    }
+}
+
 #[derive(Clone)]
 pub struct Runner {
     pub python: PathBuf,
