@@ -721,7 +721,9 @@ fn stats_on_the_example_repository() {
 
     let human = run("human");
     assert!(
-        human.contains("deposit failures            0 of 1 freeze\n"),
+        human.contains(
+            "deposit failures            0 of 1 freeze; 1 unproven (no proof record: give --proof)\n"
+        ),
         "{human}"
     );
     assert!(

@@ -576,16 +576,14 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 }
 
 impl Stats {
-    /// The deposit failures; `unproven` adds how many passing deposits no proof judged.
-    // The terminal's text leaves that out for now: the README's weekly-numbers section
-    // is its verbatim output, and the docs are being restructured elsewhere.
-    fn deposit_text(&self, unproven: bool) -> String {
+    /// The deposit failures, and how many passing deposits no proof judged.
+    fn deposit_text(&self) -> String {
         match self.deposit.failing {
             Some(n) => format!(
                 "{n} of {}{}",
                 plural(self.freezes.open, "freeze", "freezes"),
                 match self.deposit.unproven {
-                    Some(u) if unproven && u > 0 => {
+                    Some(u) if u > 0 => {
                         format!("; {u} unproven (no proof record: give --proof)")
                     }
                     _ => String::new(),
@@ -686,7 +684,7 @@ pub fn render_human(s: &Stats) -> String {
     out.push_str(&format!(
         "  {}{}\n  {}{}\n  {}{}\n",
         label("deposit failures"),
-        s.deposit_text(false),
+        s.deposit_text(),
         label("median age of open freezes"),
         s.median_text(),
         label("inherited skips refused"),
@@ -835,7 +833,7 @@ pub fn render_markdown(s: &Stats) -> String {
     out.push_str("|---:|---:|---:|\n");
     out.push_str(&format!(
         "| {} | {} | {} |\n\n",
-        cell(&s.deposit_text(true)),
+        cell(&s.deposit_text()),
         cell(&s.median_text()),
         cell(&s.refused_text())
     ));
