@@ -2,6 +2,7 @@
 
 use std::fmt::Write;
 
+use super::proof::Survivor;
 use super::python::Code;
 use super::Brief;
 
@@ -149,27 +150,46 @@ pub fn render(brief: &Brief) -> String {
                 "None: the properties kill every mutant the frozen test kills.\n"
             );
         }
-        Some(survivors) => {
-            let _ = writeln!(out, "Write a property that fails on each of these:\n");
-            for s in survivors {
-                let frozen = match s.killed_by_frozen {
-                    Some(true) => "the frozen test kills it",
-                    Some(false) => "the frozen test does not kill it",
-                    None => "the frozen test's kills are unknown",
-                };
-                let _ = writeln!(
-                    out,
-                    "`{}:{}` ({frozen}):\n\n```diff\n{}\n```\n",
-                    s.file,
-                    s.line,
-                    s.diff.trim_end()
-                );
-            }
-        }
+        Some(survivors) => survivors_shown(&mut out, survivors),
     }
 
     let _ = writeln!(out, "## The ask\n\n{}", brief.ask);
     out
+}
+
+/// Survivors shown, grouped by function; the rest are counted.
+const SURVIVORS_SHOWN: usize = 10;
+
+/// The first survivors as diffs under a heading per function (the frozen test's kills
+/// first, as `proven` sorts them), and how many more.
+fn survivors_shown(out: &mut String, survivors: &[Survivor]) {
+    let _ = writeln!(out, "Write a property that fails on each of these:\n");
+    let mut function = None;
+    for s in survivors.iter().take(SURVIVORS_SHOWN) {
+        if function != Some((&s.file, &s.function)) {
+            function = Some((&s.file, &s.function));
+            let _ = writeln!(out, "### `{}` in `{}`\n", s.function, s.file);
+        }
+        let frozen = match s.killed_by_frozen {
+            Some(true) => "the frozen test kills it",
+            Some(false) => "the frozen test does not kill it",
+            None => "the frozen test's kills are unknown",
+        };
+        let _ = writeln!(
+            out,
+            "`{}:{}` ({frozen}):\n\n```diff\n{}\n```\n",
+            s.file,
+            s.line,
+            s.diff.trim_end()
+        );
+    }
+    if survivors.len() > SURVIVORS_SHOWN {
+        let _ = writeln!(
+            out,
+            "… and {} more (`--format json` lists every one).\n",
+            survivors.len() - SURVIVORS_SHOWN
+        );
+    }
 }
 
 fn numbered(out: &mut String, code: &Code) {
@@ -179,4 +199,40 @@ fn numbered(out: &mut String, code: &Code) {
         let _ = writeln!(out, "{n:>width$}  {line}");
     }
     let _ = writeln!(out, "```\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn at_most_ten_survivors_are_shown_under_a_heading_per_function() {
+        let survivor = |function: &str, line: u32| Survivor {
+            id: None,
+            file: "app.py".into(),
+            function: function.into(),
+            line,
+            mutation: "- a + b".into(),
+            diff: "- a + b".into(),
+            killed_by_frozen: Some(true),
+        };
+        let survivors: Vec<Survivor> = (1..=4)
+            .map(|line| survivor("Cart.add", line))
+            .chain((10..=17).map(|line| survivor("total", line)))
+            .collect();
+        let mut out = String::new();
+        survivors_shown(&mut out, &survivors);
+        assert_eq!(out.matches("```diff").count(), 10, "{out}");
+        assert_eq!(
+            out.matches("### `Cart.add` in `app.py`").count(),
+            1,
+            "{out}"
+        );
+        assert_eq!(out.matches("### `total` in `app.py`").count(), 1, "{out}");
+        assert!(
+            out.contains("`app.py:15`") && !out.contains("`app.py:16`"),
+            "{out}"
+        );
+        assert!(out.contains("… and 2 more"), "{out}");
+    }
 }

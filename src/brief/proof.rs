@@ -12,6 +12,8 @@ use crate::source::Source;
 pub struct Survivor {
     pub id: Option<String>,
     pub file: String,
+    /// The function it mutates (`Class.method`).
+    pub function: String,
     pub line: u32,
     /// The mutation as `prove` records it, on one line: `- old + new`.
     pub mutation: String,
@@ -63,12 +65,21 @@ pub fn proven(
             diff: as_diff(read(&m.file).as_deref(), m.line, &m.mutation),
             id: Some(m.id.clone()),
             file: m.file.clone(),
+            function: m.function.clone(),
             line: m.line,
             mutation: m.mutation.clone(),
             killed_by_frozen: m.killed_by_frozen,
         })
         .collect();
-    survivors.sort_by_key(|s| (s.killed_by_frozen != Some(true), s.file.clone(), s.line));
+    // The frozen test's kills first (the ones FZ210 counts), then by function.
+    survivors.sort_by_key(|s| {
+        (
+            s.killed_by_frozen != Some(true),
+            s.file.clone(),
+            s.function.clone(),
+            s.line,
+        )
+    });
     Ok(Proven {
         stake: freeze.stake,
         survivors,
