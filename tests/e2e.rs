@@ -863,7 +863,7 @@ fn real_collect_only_output_in_every_format() {
     check("gate/tree.txt").assert_error(&[
         "gate/tree.txt",
         "is the tree output of `pytest --collect-only` without `-q`",
-        "--collect-only -q",
+        "--collect-only --verbosity=-1",
     ]);
     check("gate/counts.txt").assert_error(&["gate/counts.txt", "-qq"]);
     // An id fewer than pytest counted is refused, never a smaller set.

@@ -209,7 +209,7 @@ fn markdown_summary_has_verdict_violations_and_freezes() {
     let out = failing_world().run_in(dir.path(), "markdown");
     let md = text(&out.stdout);
     assert!(
-        md.contains("❌ **Failed**: 3 errors, 1 warning in 1 freeze, 26 rules checked."),
+        md.contains("❌ **Failed**: 3 errors, 1 warning in 1 freeze, 27 rules checked."),
         "{md}"
     );
     assert!(
