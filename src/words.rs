@@ -18,6 +18,32 @@ pub fn count_of(n: usize, word: &str) -> String {
     count(i64::try_from(n).unwrap_or(i64::MAX), word)
 }
 
+/// `k` of a whole of `n`: "the one mutant" (1 of 1), "0 of 1 mutant", "none of the 3
+/// mutants", "2 of 3 mutants". The one way a message counts part of a whole.
+pub fn part_of(k: i64, n: i64, word: &str) -> String {
+    match (k, n) {
+        (1, 1) => format!("the one {word}"),
+        (0, n) if n.abs() != 1 => format!("none of the {}", count(n, word)),
+        (k, n) => format!("{k} of {}", count(n, word)),
+    }
+}
+
+/// Every one of a whole of `n`: "the one mutant" (of 1), "each of the 3 mutants".
+pub fn each_of(n: i64, word: &str) -> String {
+    match n {
+        1 => format!("the one {word}"),
+        n => format!("each of the {}", count(n, word)),
+    }
+}
+
+/// The whole of `n`: "the one mutant" (of 1), "the 3 mutants".
+pub fn the_whole(n: i64, word: &str) -> String {
+    match n {
+        1 => format!("the one {word}"),
+        n => format!("the {}", count(n, word)),
+    }
+}
+
 /// "a", "a or b", "a, b or c".
 pub fn join_or<S: AsRef<str>>(items: &[S]) -> String {
     join(items, "or")
@@ -51,6 +77,19 @@ mod tests {
         assert_eq!(count(2, "freeze"), "2 freezes");
         assert_eq!(count_as(1, "entry", "entries"), "1 entry");
         assert_eq!(count_as(3, "entry", "entries"), "3 entries");
+    }
+
+    #[test]
+    fn parts_of_a_whole_read_as_words() {
+        assert_eq!(part_of(1, 1, "mutant"), "the one mutant");
+        assert_eq!(part_of(0, 1, "mutant"), "0 of 1 mutant");
+        assert_eq!(part_of(0, 3, "mutant"), "none of the 3 mutants");
+        assert_eq!(part_of(1, 3, "mutant"), "1 of 3 mutants");
+        assert_eq!(part_of(3, 3, "mutant"), "3 of 3 mutants");
+        assert_eq!(each_of(1, "mutant"), "the one mutant");
+        assert_eq!(each_of(2, "mutant"), "each of the 2 mutants");
+        assert_eq!(the_whole(1, "mutant"), "the one mutant");
+        assert_eq!(the_whole(4, "mutant"), "the 4 mutants");
     }
 
     #[test]

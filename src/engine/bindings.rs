@@ -614,6 +614,15 @@ pub fn register(engine: &mut Engine, pytest_root: String, repo_root: std::path::
             crate::inputs::markers::matches(expression, &markers)
         })
         .register_fn("plural", |n: INT, word: &str| crate::words::count(n, word))
+        .register_fn("part_of", |k: INT, n: INT, word: &str| {
+            crate::words::part_of(k, n, word)
+        })
+        .register_fn("each_of", |n: INT, word: &str| {
+            crate::words::each_of(n, word)
+        })
+        .register_fn("the_whole", |n: INT, word: &str| {
+            crate::words::the_whole(n, word)
+        })
         .register_fn("join_or", |items: Array| {
             let items: Vec<String> = items.iter().map(Dynamic::to_string).collect();
             crate::words::join_or(&items)

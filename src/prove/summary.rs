@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::Timing;
 use crate::inputs::proof::{Basis, FreezeProof, Judgement, ProofRecord};
-use crate::words::count;
+use crate::words::{count, part_of};
 
 /// The engine's name for the functions it mutates as they are (undecorated, or a lone
 /// `staticmethod` / `classmethod`).
@@ -202,8 +202,8 @@ fn freeze_summary(out: &mut String, f: &FreezeProof, took: Option<Timing>) {
         return took_line(out, f, took);
     }
     let of = match j.basis {
-        Basis::Stake => format!("{n} at stake"),
-        _ => format!("the {role}'s {n}"),
+        Basis::Stake => "at stake".to_string(),
+        _ => format!("the {role} alone kills"),
     };
     let share = j.share().map_or(String::new(), |share| {
         format!(": {}%", (share * 100.0).floor())
@@ -219,8 +219,8 @@ fn freeze_summary(out: &mut String, f: &FreezeProof, took: Option<Timing>) {
     } else {
         let _ = writeln!(
             out,
-            "  caught by the deposit: {} of {of} by a check{crashed}{share}",
-            j.caught
+            "  caught by the deposit: {} {of}, by a check{crashed}{share}",
+            part_of(j.caught as i64, n as i64, "mutant"),
         );
         "  survivors (the deposit does not fail on them):"
     };

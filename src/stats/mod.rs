@@ -316,13 +316,16 @@ impl MutationScores {
         })
     }
 
-    /// `2 proven deposits kill 9 of the 12 mutants their frozen tests kill (75%); lowest: ...`
+    /// `2 proven deposits kill 9 of 12 mutants their frozen tests kill (75%); lowest: ...`
     pub fn text(&self) -> String {
         let mut text = format!(
-            "{} kill {} of the {} their frozen tests kill",
+            "{} kill {} their frozen tests kill",
             crate::words::count_of(self.freezes, "proven deposit"),
-            self.killed_by_deposit,
-            crate::words::count_of(self.killed_by_frozen, "mutant"),
+            crate::words::part_of(
+                i64::try_from(self.killed_by_deposit).unwrap_or(i64::MAX),
+                i64::try_from(self.killed_by_frozen).unwrap_or(i64::MAX),
+                "mutant"
+            ),
         );
         if let Some(score) = self.score {
             text.push_str(&format!(" ({}%)", (score * 100.0).floor()));
@@ -969,7 +972,7 @@ mod tests {
         assert_eq!(order, ["t::weak", "t::strong", "t::guards_nothing"]);
         assert_eq!(
             scores.text(),
-            "3 proven deposits kill 6 of the 12 mutants their frozen tests kill (50%); lowest: t::weak 25%"
+            "3 proven deposits kill 6 of 12 mutants their frozen tests kill (50%); lowest: t::weak 25%"
         );
         assert!(MutationScores::of(&[freeze("t::x", None)]).is_none());
     }
