@@ -983,6 +983,22 @@ fn a_deleted_test_owes_only_the_kills_no_other_test_makes() {
         &summary,
         "edited by the patch: the proof ran the base's version, and the patch's beside it",
     );
+    // The patch's version is no deposit of the ledger's: the summary does not call it one.
+    assert_contains(
+        &summary,
+        "  the patch's version: run as tests/test_inventory.py::test_reserve_takes_qty__as_patched\n",
+    );
+    assert_contains(&summary, "  caught by the patch's version: ");
+    let edited: Vec<&str> = summary
+        .lines()
+        .skip_while(|l| *l != "tests/test_inventory.py::test_reserve_takes_qty")
+        .skip(1)
+        .take_while(|l| l.starts_with(' '))
+        .collect();
+    assert!(
+        !edited.is_empty() && !edited.iter().any(|l| l.contains("deposit")),
+        "{summary}"
+    );
     let (code, report) = check_selected(root, "FZ214,FZ603,FZ610", &REMOVAL_JUDGED);
     assert_eq!(
         (code, codes(&report)),

@@ -108,6 +108,12 @@ fn freeze_summary(out: &mut String, f: &FreezeProof, took: Option<Timing>) {
         (_, true) => "base's version",
         _ => "frozen test",
     };
+    // What an edited test's version in the patch is to its base's: not a deposit of the
+    // ledger's, though the proof runs it as one.
+    let deposit = match f.edited {
+        true => "the patch's version",
+        false => "the deposit",
+    };
     if f.removed {
         let _ = writeln!(
             out,
@@ -124,7 +130,7 @@ fn freeze_summary(out: &mut String, f: &FreezeProof, took: Option<Timing>) {
         (true, _) => writeln!(out, "  deposit: none (no ledger entry retires it)"),
         (false, true) => writeln!(
             out,
-            "  deposit: the patch's version, as {}",
+            "  the patch's version: run as {}",
             f.properties.join(", ")
         ),
         (false, false) => writeln!(out, "  deposit: {}", f.properties.join(", ")),
@@ -219,10 +225,13 @@ fn freeze_summary(out: &mut String, f: &FreezeProof, took: Option<Timing>) {
     } else {
         let _ = writeln!(
             out,
-            "  caught by the deposit: {} {of}, by a check{crashed}{share}",
+            "  caught by {deposit}: {} {of}, by a check{crashed}{share}",
             part_of(j.caught as i64, n as i64, "mutant"),
         );
-        "  survivors (the deposit does not fail on them):"
+        match f.edited {
+            true => "  survivors (the patch's version does not fail on them):",
+            false => "  survivors (the deposit does not fail on them):",
+        }
     };
     if !j.survivors.is_empty() {
         let _ = writeln!(out, "{survivors}");
