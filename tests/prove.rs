@@ -849,12 +849,16 @@ const REMOVAL_JUDGED: [&str; 8] = [
 fn a_deleted_test_owes_only_the_kills_no_other_test_makes() {
     let dir = removal(|root| {
         let tests = EXAMPLES
-            .replace("def test_reserve_keeps_rest():\n    assert reserve(100, 1) == 99\n", "")
             .replace(
-                "def test_reserve_takes_qty():\n    assert reserve(10, 3) == 7\n    assert reserve(2, 3) == 0\n    with pytest.raises(ValueError):\n        reserve(5, 0)\n",
+                "def test_reserve_keeps_rest():\n    assert reserve(100, 1) == 99\n",
                 "",
+            )
+            // Renamed out of collection: pytest does not collect `xtest_`.
+            .replace(
+                "def test_reserve_takes_qty():",
+                "def xtest_reserve_takes_qty():",
             );
-        assert_eq!(tests.matches("def test_").count(), 10);
+        assert_eq!(tests.matches("\ndef test_").count(), 10);
         write(root, "tests/test_inventory.py", &tests);
     });
     let root = dir.path();
@@ -867,6 +871,12 @@ fn a_deleted_test_owes_only_the_kills_no_other_test_makes() {
         &summary,
         "removing it withdraws no coverage (deletion is honest)",
     );
+    // The renamed one is said to be, with its new name, not called removed.
+    assert_contains(
+        &summary,
+        "tests/test_inventory.py::test_reserve_takes_qty\n  renamed out of collection by the patch (now def xtest_reserve_takes_qty, which pytest does not collect): the proof ran it as the base defined it\n",
+    );
+    assert_contains(&summary, "killed by the renamed-out test alone: ");
     // No entry retires it: what only it caught is withdrawn, not a deposit's survivor.
     assert_contains(
         &summary,
@@ -893,7 +903,7 @@ fn a_deleted_test_owes_only_the_kills_no_other_test_makes() {
     assert!(
         !std::fs::read_to_string(root.join("tests/test_inventory.py"))
             .unwrap()
-            .contains("test_reserve_takes_qty")
+            .contains("\ndef test_reserve_takes_qty")
     );
     let (code, report) = check_selected(root, "FZ603", &REMOVAL_JUDGED);
     assert_eq!(code, 1, "{report}");

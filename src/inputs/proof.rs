@@ -67,6 +67,10 @@ pub struct FreezeProof {
     /// removal withdraws.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub removed: bool,
+    /// A removed test the patch renamed out of collection: the name its file defines it
+    /// under now, which pytest does not collect (`xtest_total`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub renamed_to: Option<String>,
     /// A test the patch edited, proven as the base defined it, with the patch's version
     /// (`name__as_patched`) as its one property: FZ214 asks it to catch every mutant only
     /// the base's version caught by a check.

@@ -113,6 +113,9 @@ struct Target {
     test_id: String,
     /// An edited test's first line in the patch.
     line: Option<u32>,
+    /// A removed test's name in its file now, where the patch renamed it out of
+    /// collection.
+    renamed_to: Option<String>,
     properties: Vec<String>,
     kind: Kind,
     /// The test file to put in the scratch copy for this proof (its repository path and
@@ -163,6 +166,7 @@ fn targets(
         };
         targets.push(Target {
             properties: entry.properties().iter().map(|p| p.to_string()).collect(),
+            renamed_to: file.and_then(|f| f.renamed_out(&test_id)),
             test_id,
             line: None,
             kind: if file.is_some() {
@@ -185,6 +189,7 @@ fn targets(
         for id in file.removed_ids(pytest_root) {
             if !frozen.contains(&id) {
                 targets.push(Target {
+                    renamed_to: file.renamed_out(&id),
                     test_id: id,
                     line: None,
                     properties: Vec::new(),
@@ -225,6 +230,7 @@ fn targets(
             not_the_suite.push(copy_id.clone());
             targets.push(Target {
                 line: crate::inputs::weakened::line_of(&file.file, head, now),
+                renamed_to: None,
                 test_id,
                 properties: vec![copy_id],
                 kind: Kind::Edited,
@@ -251,6 +257,7 @@ fn unproven(target: &Target, why: &str) -> FreezeProof {
         frozen_at_base: false,
         // What the target is (removed, edited, its line) the caller marks on every proof.
         removed: false,
+        renamed_to: None,
         edited: false,
         line: None,
         properties_clean: BTreeMap::new(),
@@ -355,6 +362,7 @@ pub fn prove(cwd: &Path, config: &Config, options: &Options) -> Result<Proven, G
         freeze.removed = target.kind == Kind::Removed;
         freeze.edited = target.kind == Kind::Edited;
         freeze.line = target.line;
+        freeze.renamed_to = target.renamed_to.clone();
         timings.push(Timing {
             total: begun.elapsed(),
             mutants,
@@ -640,6 +648,7 @@ fn prove_one(
         frozen_clean: "unknown".into(),
         frozen_at_base: false,
         removed: false,
+        renamed_to: None,
         edited: false,
         line: None,
         properties_clean: BTreeMap::new(),

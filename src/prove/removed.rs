@@ -96,6 +96,17 @@ impl TestFile {
             .collect()
     }
 
+    /// The name a removed test `test_id` of this file is defined under in the patch's
+    /// version of it, where the patch renamed it out of collection (`xtest_total`).
+    pub fn renamed_out(&self, test_id: &str) -> Option<String> {
+        let head = self.head.as_deref()?;
+        let (name, _) = crate::inputs::renamed::renamed_out(head, test_id)?;
+        let old = crate::inputs::ids::strip_params(test_id)
+            .rsplit("::")
+            .next()?;
+        (name != old).then_some(name)
+    }
+
     /// The tests of this file, once its base text is in the copy, that are not the
     /// patch's suite: all of them when the patch deleted or moved the file, else those it
     /// removed or changed (their base versions are not what the patch runs).

@@ -104,6 +104,7 @@ fn freeze_summary(out: &mut String, f: &FreezeProof, took: Option<Timing>) {
     // A removed test is judged as a frozen one: what only it kills is what its removal
     // withdraws.
     let role = match (f.removed, f.edited) {
+        (true, _) if f.renamed_to.is_some() => "renamed-out test",
         (true, _) => "removed test",
         (_, true) => "base's version",
         _ => "frozen test",
@@ -114,11 +115,20 @@ fn freeze_summary(out: &mut String, f: &FreezeProof, took: Option<Timing>) {
         true => "the patch's version",
         false => "the deposit",
     };
-    if f.removed {
-        let _ = writeln!(
-            out,
-            "  removed by the patch: the proof ran it as the base defined it"
-        );
+    match (&f.renamed_to, f.removed) {
+        (Some(to), true) => {
+            let _ = writeln!(
+                out,
+                "  renamed out of collection by the patch (now def {to}, which pytest does not collect): the proof ran it as the base defined it"
+            );
+        }
+        (_, true) => {
+            let _ = writeln!(
+                out,
+                "  removed by the patch: the proof ran it as the base defined it"
+            );
+        }
+        _ => {}
     }
     if f.edited {
         let _ = writeln!(
@@ -188,6 +198,9 @@ fn freeze_summary(out: &mut String, f: &FreezeProof, took: Option<Timing>) {
             j.shared,
             count(f.others as i64, "other test"),
             match (f.removed, f.edited) {
+                (true, _) if f.renamed_to.is_some() => {
+                    "renaming it out withdraws no coverage (the rename is honest)"
+                }
                 (true, _) => "removing it withdraws no coverage (deletion is honest)",
                 (_, true) => "the edit withdraws no coverage",
                 _ => "it withdraws no coverage, any deposit passes",
