@@ -76,7 +76,8 @@ pub struct FreezeProof {
     /// the base's version caught by a check.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub edited: bool,
-    /// The edited test's first line in the patch (its first decorator's), for FZ214.
+    /// The edited test's line in the patch where the edit begins (its first line whose
+    /// code changed; its `def` where none can be told), for FZ214.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub line: Option<u32>,
     /// Each property's outcome on the unmutated code; one that fails there kills nothing.

@@ -668,6 +668,15 @@ pub fn line_of(path: &str, source: &str, test: &str) -> Option<u32> {
 /// The first and last line of the definition pytest collects as `test` (the last
 /// `def` of that name in its scope), from its first decorator.
 fn definition(path: &str, source: &str, test: &str) -> Result<Option<(usize, usize)>, String> {
+    Ok(definition_lines(path, source, test)?.map(|(first, _, last)| (first, last)))
+}
+
+/// The definition's first line (its first decorator's), its `def` line, and its last.
+fn definition_lines(
+    path: &str,
+    source: &str,
+    test: &str,
+) -> Result<Option<(usize, usize, usize)>, String> {
     let suite = ast::Suite::parse(source, path).map_err(|e| e.to_string())?;
     let lines = LineIndex::new(source);
     Ok(defined(&suite, test).map(|stmt| {
@@ -676,9 +685,38 @@ fn definition(path: &str, source: &str, test: &str) -> Result<Option<(usize, usi
         let end = stmt.end().to_usize().saturating_sub(1);
         (
             lines.line(start.to_usize()) as usize,
+            lines.line(stmt.start().to_usize()) as usize,
             lines.line(end) as usize,
         )
     }))
+}
+
+/// Where the patch's edit of a test begins, in `head`: the first line of its definition
+/// (decorators included) whose code differs from the base's `base_test` in `base`,
+/// blank lines, comments and indentation aside; the last line of it when the patch only
+/// cut lines from its end; its `def` line when no line can be told apart.
+pub fn edit_line(path: &str, base: &str, head: &str, base_test: &str, test: &str) -> Option<u32> {
+    let (first, def, last) = definition_lines(path, head, test).ok().flatten()?;
+    let Some((base_first, _, base_last)) = definition_lines(path, base, base_test).ok().flatten()
+    else {
+        return Some(def as u32);
+    };
+    let code = |source: &str, (first, last): (usize, usize)| -> Vec<(usize, String)> {
+        lines_of(source, (first, last))
+            .into_iter()
+            .enumerate()
+            .map(|(i, line)| (first + i, line.trim().to_string()))
+            .filter(|(_, line)| !line.is_empty() && !line.starts_with('#'))
+            .collect()
+    };
+    let now = code(head, (first, last));
+    let was = code(base, (base_first, base_last));
+    let at = match now.iter().zip(&was).find(|(n, w)| n.1 != w.1) {
+        Some(((line, _), _)) => *line,
+        None if was.len() > now.len() => now.last().map_or(def, |(line, _)| *line),
+        None => now.get(was.len()).map_or(def, |(line, _)| *line),
+    };
+    Some(at as u32)
 }
 
 /// A test's class (`None` for a module-level test) and function name, from `name` or
@@ -1055,6 +1093,34 @@ class TestCart:
     def test_empty(self):
         self.assertEqual(len(Cart()), 0)
 ";
+
+    #[test]
+    fn an_edit_is_placed_at_its_first_changed_line_not_the_first_decorator() {
+        let base = "import pytest\n\n\n@pytest.mark.slow\n@pytest.mark.parametrize('n', [1, 2])\ndef test_a(n):\n    x = n + 1\n    assert x > n\n    assert x == n + 1\n";
+        // The second assert loosened: line 9, under two decorators.
+        let loosened = base.replace("assert x == n + 1", "assert x >= n");
+        assert_eq!(
+            edit_line("t.py", base, &loosened, "test_a", "test_a"),
+            Some(9)
+        );
+        // A comment and re-indentation aside, the last check cut.
+        let cut = base
+            .replace("    assert x == n + 1\n", "")
+            .replace("    x = n + 1\n", "    # one more\n    x = n + 1\n");
+        assert_eq!(edit_line("t.py", base, &cut, "test_a", "test_a"), Some(9));
+        // Renamed (and the decorator kept): the `def` line.
+        let renamed = loosened.replace("def test_a", "def test_b");
+        assert_eq!(
+            edit_line("t.py", base, &renamed, "test_a", "test_b"),
+            Some(6)
+        );
+        // A check added after the others: the added line.
+        let added = format!("{base}    assert x\n");
+        assert_eq!(
+            edit_line("t.py", base, &added, "test_a", "test_a"),
+            Some(10)
+        );
+    }
 
     #[test]
     fn the_tests_a_patch_withdrew_are_those_deleted_or_renamed_out_not_renamed() {

@@ -111,7 +111,7 @@ enum Kind {
 /// One test to prove.
 struct Target {
     test_id: String,
-    /// An edited test's first line in the patch.
+    /// An edited test's line in the patch where the edit begins.
     line: Option<u32>,
     /// A removed test's name in its file now, where the patch renamed it out of
     /// collection.
@@ -229,7 +229,7 @@ fn targets(
             let mut not_the_suite = file.not_the_suite(pytest_root);
             not_the_suite.push(copy_id.clone());
             targets.push(Target {
-                line: crate::inputs::weakened::line_of(&file.file, head, now),
+                line: crate::inputs::weakened::edit_line(&file.file, &file.base, head, name, now),
                 renamed_to: None,
                 test_id,
                 properties: vec![copy_id],
