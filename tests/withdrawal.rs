@@ -64,11 +64,10 @@ fn touched(report: &Value) -> Vec<String> {
         .collect()
 }
 
-/// The three cases of `test_cases`, each `ID: cause`.
-fn each_case(cause: &str) -> Vec<String> {
-    (1..=3)
-        .map(|n| format!("tests/test_app.py::test_cases[{n}]: {cause}"))
-        .collect()
+/// `test_cases`, whose three cases all went one way: one entry, `ID: cause`, by its
+/// function's id (as an edited test is listed), not one per case.
+fn whole_function(cause: &str) -> Vec<String> {
+    vec![format!("tests/test_app.py::test_cases: {cause}")]
 }
 
 /// `test_cases`'s assert, at line 16 of the test file (its decorator at 14).
@@ -259,14 +258,14 @@ fn removed(report: &Value) -> Vec<(String, String)> {
 const CASES: &str = "@pytest.mark.parametrize(\"amount\", [1, 2, 3])\ndef test_cases(amount):\n    assert price(amount) == amount\n";
 
 #[test]
-fn a_deleted_failing_test_is_refused_naming_each_case() {
+fn a_deleted_failing_test_is_refused_naming_whole_function() {
     let verdict = judged(&Project::new(), |p| edit(p, "tests/test_app.py", CASES, ""));
     let (exit, report, said) = &verdict;
     assert_eq!(*exit, Some(1), "{report:#}\n{said}");
     let found = removed(report);
     assert_eq!(found.len(), 3, "{found:?}");
     assert_eq!(found[2].0, "tests/test_app.py::test_cases[3]");
-    assert_eq!(touched(report), each_case("removed"));
+    assert_eq!(touched(report), whole_function("removed"));
     common::assert_contains(
         &found[2].1,
         "tests/test_app.py::test_cases[3] was removed (the suite shrank by 3 tests)",
@@ -296,7 +295,7 @@ fn a_test_renamed_out_of_collection_is_refused_at_its_def() {
         "was renamed out of collection: def _test_cases",
     );
     let to = " -> tests/test_app.py::_test_cases";
-    let cases: Vec<String> = each_case("renamed-out")
+    let cases: Vec<String> = whole_function("renamed-out")
         .iter()
         .map(|c| format!("{c}{to}"))
         .collect();
@@ -322,7 +321,7 @@ fn a_module_disabled_with_dunder_test_is_refused_as_disabled_not_deleted() {
         "{messages:#?}"
     );
     // The whole module: every test of it, each disabled.
-    let mut module = each_case("disabled");
+    let mut module = whole_function("disabled");
     for test in [
         "Legacy::test_unit",
         "TestGroup::test_one",
@@ -383,7 +382,7 @@ fn a_test_retired_in_the_ledger_with_a_compensating_property_passes() {
         (Some(0), vec![]),
         "{report:#}\n{said}"
     );
-    assert_eq!(touched(&report), each_case("retired"));
+    assert_eq!(touched(&report), whole_function("retired"));
     let ledger: Value = serde_json::from_str(
         &std::fs::read_to_string(project.root.join("gate/freeze_ledger.json")).unwrap(),
     )
@@ -461,7 +460,7 @@ fn a_test_renamed_to_another_collected_name_is_the_same_test() {
         "{report:#}\n{said}"
     );
     let to = " -> tests/test_app.py::test_whole_amounts";
-    let cases: Vec<String> = each_case("renamed")
+    let cases: Vec<String> = whole_function("renamed")
         .iter()
         .map(|c| format!("{c}{to}"))
         .collect();
