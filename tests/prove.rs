@@ -1285,6 +1285,13 @@ fn mutants_of_import_time_code_are_judged_in_the_call_and_endless_ones_stopped()
         "tests/test_limits.py",
         "from limits import cap, drain\n\n\ndef test_cap_and_drain():\n    assert cap(1000) == 100\n    assert drain(3) == 0\n",
     );
+    // Two other tests run drain: its endless mutant hangs them, and the first hang is
+    // their kill (the run stops at its first failure, not once per test after it).
+    write(
+        root,
+        "tests/test_drain.py",
+        "from limits import drain\n\n\ndef test_drain_one():\n    assert drain(1) == 0\n\n\ndef test_drain_two():\n    assert drain(2) == 0\n",
+    );
     write(
         root,
         "tests/test_limits_props.py",
@@ -1329,6 +1336,7 @@ fn mutants_of_import_time_code_are_judged_in_the_call_and_endless_ones_stopped()
     assert_eq!(endless.len(), 1, "{proof}");
     assert_eq!(endless[0]["killed_by_frozen"], true, "{}", endless[0]);
     assert_eq!(endless[0]["checked_by_frozen"], false, "{}", endless[0]);
+    assert_eq!(endless[0]["killed_by_others"], true, "{}", endless[0]);
     assert!(proof["complete"] == true, "{proof}");
 }
 

@@ -247,6 +247,12 @@ impl Runner {
                     reached_any = true;
                 }
             }
+            // A run that stops at its first failure (`-x`: is the mutant killed by any
+            // other test?) has its answer: the tests after a hang are not run again, one
+            // time limit each (pyrsistent: hours on a loop every map test runs).
+            if self.extra.iter().any(|a| a == "-x") && verdicts.values().any(|v| v.kills()) {
+                break;
+            }
             let left: Vec<String> = remaining
                 .iter()
                 .filter(|id| !verdicts.contains_key(*id))
