@@ -1,6 +1,8 @@
 //! The scratch copy a proof works in: every file git tracks or would track (untracked
-//! but not ignored), as it is in the working tree, so uncommitted changes are proven too.
-//! The user's tree is never written; the copy is removed when dropped.
+//! but not ignored), as it is in the working tree, so uncommitted changes are proven too,
+//! and the compiled extension modules built in place (ignored `*.so`, `*.pyd`: a
+//! package's C speedups, which its tests import from beside its Python code). The
+//! user's tree is never written; the copy is removed when dropped.
 
 use std::path::{Path, PathBuf};
 
@@ -13,27 +15,67 @@ pub struct Scratch {
     source: PathBuf,
 }
 
+/// `git ls-files -z ARGS` in `repo_root`: the paths, relative to it.
+fn ls_files(repo_root: &Path, args: &[&str]) -> Result<Vec<String>, GateError> {
+    let listed = std::process::Command::new("git")
+        .args(["ls-files", "-z"])
+        .args(args)
+        .current_dir(repo_root)
+        .output()
+        .map_err(|e| GateError::usage(format!("prove: cannot run git: {e}")))?;
+    if !listed.status.success() {
+        return Err(GateError::usage(format!(
+            "prove: `git ls-files` failed in {}: {}",
+            repo_root.display(),
+            String::from_utf8_lossy(&listed.stderr).trim()
+        ))
+        .with_help("prove works in a git repository: it copies the files git tracks"));
+    }
+    Ok(listed
+        .stdout
+        .split(|b| *b == 0)
+        .filter(|n| !n.is_empty())
+        .map(|n| String::from_utf8_lossy(n).into_owned())
+        .collect())
+}
+
+/// An extension module built in place beside the package's code (`pkg/_speedups.cpython-
+/// 311-x86_64-linux-gnu.so`), not one of a virtualenv, a build folder or a hidden one.
+fn is_built_extension(name: &str) -> bool {
+    let path = Path::new(name);
+    let extension = matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("so" | "pyd")
+    );
+    extension
+        && path
+            .parent()
+            .into_iter()
+            .flat_map(Path::components)
+            .all(|c| {
+                let c = c.as_os_str().to_string_lossy();
+                !c.starts_with('.')
+                    && !matches!(
+                        c.as_ref(),
+                        "site-packages"
+                            | "build"
+                            | "dist"
+                            | "venv"
+                            | "env"
+                            | "__pycache__"
+                            | "node_modules"
+                    )
+            })
+}
+
 impl Scratch {
     pub fn copy(repo_root: &Path) -> Result<Scratch, GateError> {
-        let listed = std::process::Command::new("git")
-            .args([
-                "ls-files",
-                "-z",
-                "--cached",
-                "--others",
-                "--exclude-standard",
-            ])
-            .current_dir(repo_root)
-            .output()
-            .map_err(|e| GateError::usage(format!("prove: cannot run git: {e}")))?;
-        if !listed.status.success() {
-            return Err(GateError::usage(format!(
-                "prove: `git ls-files` failed in {}: {}",
-                repo_root.display(),
-                String::from_utf8_lossy(&listed.stderr).trim()
-            ))
-            .with_help("prove works in a git repository: it copies the files git tracks"));
-        }
+        let mut names = ls_files(repo_root, &["--cached", "--others", "--exclude-standard"])?;
+        names.extend(
+            ls_files(repo_root, &["--others", "--ignored", "--exclude-standard"])?
+                .into_iter()
+                .filter(|name| is_built_extension(name)),
+        );
         let dir = tempfile::Builder::new()
             .prefix("freezegate-prove-")
             .tempdir()
@@ -41,10 +83,9 @@ impl Scratch {
                 GateError::usage(format!("prove: cannot make a scratch directory: {e}"))
             })?;
         let root = dir.path().join("tree");
-        for name in listed.stdout.split(|b| *b == 0).filter(|n| !n.is_empty()) {
-            let name = String::from_utf8_lossy(name);
-            let from = repo_root.join(name.as_ref());
-            let to = root.join(name.as_ref());
+        for name in &names {
+            let from = repo_root.join(name);
+            let to = root.join(name);
             let Ok(meta) = std::fs::symlink_metadata(&from) else {
                 continue; // deleted in the working tree
             };
@@ -54,12 +95,12 @@ impl Scratch {
             }
             #[cfg(unix)]
             if meta.file_type().is_symlink() {
-                let target = std::fs::read_link(&from).map_err(|e| GateError::io(&name, e))?;
-                std::os::unix::fs::symlink(target, &to).map_err(|e| GateError::io(&name, e))?;
+                let target = std::fs::read_link(&from).map_err(|e| GateError::io(name, e))?;
+                std::os::unix::fs::symlink(target, &to).map_err(|e| GateError::io(name, e))?;
                 continue;
             }
             if meta.is_file() {
-                std::fs::copy(&from, &to).map_err(|e| GateError::io(&name, e))?;
+                std::fs::copy(&from, &to).map_err(|e| GateError::io(name, e))?;
             }
         }
         Ok(Scratch {
@@ -99,5 +140,54 @@ impl Scratch {
             .parent()
             .expect("the copy is inside the scratch dir")
             .to_path_buf()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extensions_built_in_place_are_copied_not_a_virtualenv_s() {
+        assert!(is_built_extension(
+            "pvectorc.cpython-311-x86_64-linux-gnu.so"
+        ));
+        assert!(is_built_extension("src/pkg/_speedups.cp311-win_amd64.pyd"));
+        assert!(!is_built_extension(
+            ".venv/lib/python3.11/site-packages/x.so"
+        ));
+        assert!(!is_built_extension("venv/lib/x.so"));
+        assert!(!is_built_extension("build/lib.linux-x86_64-3.11/pkg/x.so"));
+        assert!(!is_built_extension("pkg/module.py"));
+    }
+
+    #[test]
+    fn an_ignored_extension_module_is_in_the_copy_and_other_ignored_files_are_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let git = |args: &[&str]| {
+            let out = std::process::Command::new("git")
+                .args(args)
+                .current_dir(root)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{out:?}");
+        };
+        git(&["init", "-q"]);
+        std::fs::write(root.join(".gitignore"), "*.so\n*.log\n").unwrap();
+        std::fs::write(root.join("pvector.py"), "x = 1\n").unwrap();
+        std::fs::write(
+            root.join("pvectorc.cpython-311-x86_64-linux-gnu.so"),
+            b"\x7fELF",
+        )
+        .unwrap();
+        std::fs::write(root.join("run.log"), "noise").unwrap();
+        let scratch = Scratch::copy(root).unwrap();
+        assert!(scratch.root.join("pvector.py").is_file());
+        assert!(scratch
+            .root
+            .join("pvectorc.cpython-311-x86_64-linux-gnu.so")
+            .is_file());
+        assert!(!scratch.root.join("run.log").exists());
     }
 }
