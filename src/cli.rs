@@ -328,7 +328,7 @@ pub struct FreezeArgs {
     pub run: Vec<PathBuf>,
     /// Collect with `collect_command` (pytest --collect-only) instead of a record. Without
     /// --run, --collected or --collect, the collection of `run` in config, else of the last
-    /// `gate/run.json`, is used when there is one.
+    /// `gate/run.json`, else of `collect_command` is used: a mistyped id is always refused.
     #[arg(long, global = true, conflicts_with_all = ["collected", "run"])]
     pub collect: bool,
     #[command(subcommand)]
@@ -417,7 +417,7 @@ pub struct BriefArgs {
     #[arg(long, value_name = "FILE")]
     pub ledger: Option<PathBuf>,
     /// A run record (`pytest --freezegate`): the frozen test's lines and its cases come
-    /// from it.
+    /// from it (default: `run` in config, else the last `gate/run.json`).
     #[arg(long, value_name = "FILE")]
     pub run: Vec<PathBuf>,
     /// A proof record (`freezegate prove`): its surviving mutants, as diffs.

@@ -141,6 +141,66 @@ fn without_a_proof_the_brief_runs_the_frozen_test_alone_for_the_code_at_stake() 
     assert_contains(&text(&out.stderr), "the frozen test was not run alone");
 }
 
+/// The most common shape (pyrsistent's `seq.remove(2)`): a fixture hands the test an
+/// object and the test calls its method. Run alone, the brief names the method the call
+/// phase ran, not the fixture that built the object.
+#[test]
+fn run_alone_the_brief_finds_the_method_a_fixture_provided_object_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        "shelf.py",
+        "class Shelf:\n    def __init__(self, items):\n        self.items = list(items)\n\n    def remove(self, item):\n        i = self.items.index(item)\n        return Shelf(self.items[:i] + self.items[i + 1:])\n",
+    );
+    write(root, "tests/__init__.py", "");
+    write(
+        root,
+        "tests/test_shelf.py",
+        "import pytest\nfrom shelf import Shelf\n\n\n@pytest.fixture\ndef shelf():\n    return Shelf([1, 2, 3, 2, 1])\n\n\ndef test_remove_first_only(shelf):\n    assert shelf.remove(2).items == [1, 3, 2, 1]\n",
+    );
+    write(
+        root,
+        "gate/freeze_ledger.json",
+        &LEDGER
+            .replace(FROZEN, "tests/test_shelf.py::test_remove_first_only")
+            .replace(
+                "tests/test_props.py::test_reserve_never_negative",
+                "tests/test_props.py::test_remove_matches_list",
+            ),
+    );
+    git(root, &["init", "-q", "-b", "main"]);
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "shelf"]);
+    let python = common::project::python().display().to_string();
+    let out = brief(
+        root,
+        &[
+            "tests/test_shelf.py::test_remove_first_only",
+            "--python",
+            &python,
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let stake: Vec<(&str, &str)> = json["code_at_stake"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["file"].as_str().unwrap(), f["function"].as_str().unwrap()))
+        .collect();
+    assert!(
+        stake.contains(&("shelf.py", "Shelf.remove")),
+        "the method the test calls: {json:#}"
+    );
+    assert!(
+        stake.iter().all(|(file, _)| *file != "tests/test_shelf.py"),
+        "not the fixture nor the test itself: {stake:?}"
+    );
+}
+
 #[test]
 fn with_a_proof_the_brief_lists_the_surviving_mutants_as_diffs() {
     let dir = project();
@@ -246,16 +306,20 @@ fn the_brief_says_the_frozen_test_is_parametrized_from_a_real_run() {
         &text(&out.stdout),
         "It is parametrized: 3 cases in the run record (`tests/test_app.py::test_cases[1]`, `tests/test_app.py::test_cases[2]`, `tests/test_app.py::test_cases[3]`), each frozen.",
     );
+    // Without --run, the last run's record is read, as `freeze add` (which names this
+    // command without --run) reads it.
     let out = brief(
         &project.root,
         &[
             "tests/test_app.py::test_cases",
-            "--run",
-            "gate/run.json",
             "--format",
             "json",
             "--static",
         ],
+    );
+    assert_contains(
+        &text(&out.stderr),
+        "note: the frozen test's cases are read from gate/run.json",
     );
     let json: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json["cases"].as_array().map(Vec::len), Some(3), "{json:#}");

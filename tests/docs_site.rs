@@ -267,7 +267,16 @@ fn demo_at_base(work: &Path) -> PathBuf {
         &project,
         &["commit", "-q", "-m", "the suite, before the gate"],
     );
-    project
+    // The newcomer works in a clone: git knows the default branch (`origin/HEAD`).
+    let clone = work.join("clone");
+    let out = Command::new("git")
+        .args(["clone", "-q"])
+        .arg(&project)
+        .arg(&clone)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git clone: {}", text(&out.stderr));
+    clone
 }
 
 #[test]
@@ -327,9 +336,9 @@ fn the_getting_started_and_ci_blocks_run_as_shown_on_the_demo() {
         "",
         "adoption ends committed (the records ignored)"
     );
-    // `origin/main`: the commit the suite was adopted at, as a CI checkout has it.
+    // `origin/main`: the commit the suite was adopted at (pushed), as a CI checkout has it.
     let origin = project.display().to_string();
-    common::git(&project, &["remote", "add", "origin", &origin]);
+    common::git(&project, &["remote", "set-url", "origin", &origin]);
     common::git(&project, &["fetch", "-q", "origin"]);
     for block in &ci {
         run_block("docs/ci.md", block, &project, bin);

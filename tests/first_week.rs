@@ -19,6 +19,9 @@ fn ledger_with(freezes: Value) -> String {
     serde_json::to_string_pretty(&json!({"schema": 1, "freezes": freezes})).unwrap() + "\n"
 }
 
+/// `freeze add` checks its ids against a collection: these tests give one (no pytest runs).
+const COLLECTED: &str = "gate/collected.txt";
+
 fn add(test_id: &str, property: &str) -> Vec<String> {
     [
         "add",
@@ -31,9 +34,34 @@ fn add(test_id: &str, property: &str) -> Vec<String> {
         "i",
         "--property",
         property,
+        "--collected",
+        COLLECTED,
     ]
     .map(String::from)
     .to_vec()
+}
+
+/// Every id these tests freeze or deposit, as `pytest --collect-only -q` prints them.
+fn collect_all(dir: &Path) {
+    let ids = [
+        FROZEN,
+        PROPERTY,
+        "tests/t.py::test_x",
+        "tests/t.py::test_y",
+        "tests/t.py::test_z",
+        "tests/t.py::test_a",
+        "tests/t.py::test_b",
+        "tests/props/test_q.py::test_q",
+    ];
+    write(
+        dir,
+        COLLECTED,
+        &format!(
+            "{}\n\n{} tests collected in 0.01s\n",
+            ids.join("\n"),
+            ids.len()
+        ),
+    );
 }
 
 fn args(v: &[String]) -> Vec<&str> {
@@ -43,6 +71,7 @@ fn args(v: &[String]) -> Vec<&str> {
 #[test]
 fn freeze_add_refuses_what_the_ledger_alone_shows_is_wrong_and_writes_nothing() {
     let dir = common::repo_dir();
+    collect_all(dir.path());
     let original = ledger_with(json!([common::entry()]));
     write(dir.path(), LEDGER, &original);
 
@@ -77,18 +106,16 @@ fn freeze_add_refuses_what_the_ledger_alone_shows_is_wrong_and_writes_nothing() 
     // With a collection, a misspelt property is refused with the nearest collected id.
     write(
         dir.path(),
-        "gate/collected.txt",
+        COLLECTED,
         &format!("{FROZEN}\n{PROPERTY}\ntests/t.py::test_w\n\n3 tests collected in 0.01s\n"),
     );
-    let mut typo = add("tests/t.py::test_w", "tests/props/test_p.py::test_porp");
-    typo.extend(["--collected".into(), "gate/collected.txt".into()]);
+    let typo = add("tests/t.py::test_w", "tests/props/test_p.py::test_porp");
     let out = freeze(dir.path(), &args(&typo));
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     common::assert_contains(&text(&out.stdout), &format!("did you mean {PROPERTY}?"));
     // A frozen test the collection does not have is a misspelt id: refused, with the
     // nearest collected one.
-    let mut uncollected = add("tests/t.py::test_ww", PROPERTY);
-    uncollected.extend(["--collected".into(), "gate/collected.txt".into()]);
+    let uncollected = add("tests/t.py::test_ww", PROPERTY);
     let out = freeze(dir.path(), &args(&uncollected));
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
     let shown = text(&out.stdout);
@@ -99,8 +126,7 @@ fn freeze_add_refuses_what_the_ledger_alone_shows_is_wrong_and_writes_nothing() 
         original,
         "nothing was written"
     );
-    let mut good = add("tests/t.py::test_w", PROPERTY);
-    good.extend(["--collected".into(), "gate/collected.txt".into()]);
+    let good = add("tests/t.py::test_w", PROPERTY);
     let out = freeze(dir.path(), &args(&good));
     assert!(out.status.success(), "{}", text(&out.stdout));
 }
@@ -108,6 +134,7 @@ fn freeze_add_refuses_what_the_ledger_alone_shows_is_wrong_and_writes_nothing() 
 #[test]
 fn freeze_add_refuses_freezing_another_freezes_property() {
     let dir = common::repo_dir();
+    collect_all(dir.path());
     let original = ledger_with(json!([common::entry()]));
     write(dir.path(), LEDGER, &original);
     // The existing freeze's deposit is PROPERTY: freezing it leaves that freeze with a
@@ -129,6 +156,7 @@ fn freeze_add_refuses_freezing_another_freezes_property() {
 #[test]
 fn freeze_add_after_the_last_toml_entry_was_removed_writes_freezes_tables() {
     let dir = common::repo_dir();
+    collect_all(dir.path());
     write(
         dir.path(),
         "freezegate.toml",
@@ -182,6 +210,7 @@ fn writes_keep_the_mode_of_the_file_they_replace_and_new_files_follow_the_umask(
     let dir = common::repo_dir();
     let out = freezegate(dir.path()).arg("init").output().unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
+    collect_all(dir.path());
     // The test process runs under the usual umask 022 (CI and the shell alike).
     assert_eq!(mode(&dir.path().join("freezegate.toml")), 0o644);
     assert_eq!(mode(&dir.path().join(LEDGER)), 0o644);

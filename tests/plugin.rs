@@ -407,12 +407,11 @@ fn bad_setups_stop_pytest_before_any_test_runs() {
 }
 
 /// `freeze add` without `--run`: the last run's record (`gate/run.json`) stands for the
-/// collection, so a mistyped test id is refused with the nearest collected one; and the
-/// expiry can be given as a date.
+/// collection, else a fresh collection, so a mistyped test id is refused with the nearest
+/// collected one; and the expiry can be given as a date.
 #[test]
 fn freeze_add_without_run_checks_against_the_last_record_and_takes_an_expiry_date() {
     let project = Project::new();
-    project.record(&[], "gate/run.json");
     let add = |test_id: &str, window: &[&str]| {
         hermetic(&mut Command::new(BIN))
             .args([
@@ -431,6 +430,23 @@ fn freeze_add_without_run_checks_against_the_last_record_and_takes_an_expiry_dat
             .output()
             .unwrap()
     };
+    // No record yet: pytest collects, and the mistyped id is refused all the same.
+    let out = add("tests/test_app.py::test_case[2]", &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    common::assert_contains(
+        &text(&out.stderr),
+        "note: no run record (gate/run.json): the test ids are checked against the collection of `",
+    );
+    common::assert_contains(
+        &text(&out.stdout),
+        "is not in the collection; did you mean tests/test_app.py::test_cases[2],",
+    );
+    let ledger = fs::read_to_string(project.root.join("gate/freeze_ledger.json")).unwrap();
+    assert!(
+        !ledger.contains("test_case[2]"),
+        "nothing written: {ledger}"
+    );
+    project.record(&[], "gate/run.json");
     let out = add("tests/test_app.py::test_case[2]", &[]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     common::assert_contains(

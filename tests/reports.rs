@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{freeze, freezegate, text, venv_python, write, World, PROPERTY};
+use common::{freezegate, text, venv_python, write, World, PROPERTY};
 use serde_json::{json, Value};
 
 /// [`World::failing`], and a stale freeze (FZ204).
@@ -303,6 +303,27 @@ fn init_then_check_works_in_a_fresh_repository_and_never_overwrites() {
         std::fs::read_to_string(dir.path().join("freezegate.toml")).unwrap(),
         "# mine\n"
     );
+}
+
+/// `freeze ARGS`, its ids checked against a given collection of them (no pytest runs).
+fn freeze(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    let ids = [
+        "tests/t.py::test_old",
+        "tests/t.py::test_new",
+        "tests/p.py::test_p",
+        "tests/p.py::test_q",
+        PROPERTY,
+    ];
+    write(
+        dir,
+        "gate/collected.txt",
+        &format!("{}\n\n5 tests collected in 0.01s\n", ids.join("\n")),
+    );
+    let mut args = args.to_vec();
+    if args[0] != "remove" {
+        args.extend(["--collected", "gate/collected.txt"]);
+    }
+    common::freeze(dir, &args)
 }
 
 #[test]

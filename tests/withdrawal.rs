@@ -15,6 +15,7 @@ mod common;
 
 use common::project::*;
 use serde_json::Value;
+use std::fs;
 
 /// The patch breaks `price` for one case, then applies `weaken` to the test file: the
 /// verdict's exit status, report and output.
@@ -433,7 +434,23 @@ fn a_test_retired_in_the_ledger_with_a_compensating_property_passes() {
             .current_dir(&p.root)
             .output()
             .unwrap();
-        assert!(out.status.success(), "{}", common::text(&out.stderr));
+        // `freeze add` checks against a collection, where the test is still there.
+        assert_eq!(out.status.code(), Some(1), "{}", common::text(&out.stderr));
+        common::assert_contains(
+            &common::text(&out.stdout),
+            "retires tests/test_app.py::test_cases, which is still collected",
+        );
+        // Written by hand, the gate refuses it all the same.
+        let path = p.root.join("gate/freeze_ledger.json");
+        let mut ledger: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+        ledger["freezes"]
+            .as_array_mut()
+            .unwrap()
+            .push(serde_json::json!({
+            "test_id": "tests/test_app.py::test_cases", "retired": true, "owner": "finley",
+            "reason": "r", "opened": TODAY, "invariant": "i",
+            "compensating_property": PROPERTY, "reused_property": true}));
+        fs::write(&path, serde_json::to_string_pretty(&ledger).unwrap()).unwrap();
     });
     assert_eq!(exit, Some(1), "{report:#}\n{said}");
     common::assert_contains(

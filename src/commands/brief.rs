@@ -20,12 +20,16 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &BriefArgs) -> Result<u
         &config.repo_root,
     );
     let ledger = Ledger::load(&input.path, &input.name)?;
-    let runs: Vec<InputPath> = args
-        .run
-        .iter()
-        .map(|p| InputPath::from_cli(cwd, p, &config.repo_root))
-        .collect();
-    let runs = Runs::load(&runs)?;
+    let runs = if args.run.is_empty() {
+        last_runs(cwd, &config)
+    } else {
+        let runs: Vec<InputPath> = args
+            .run
+            .iter()
+            .map(|p| InputPath::from_cli(cwd, p, &config.repo_root))
+            .collect();
+        Runs::load(&runs)?
+    };
     let proof = args
         .proof
         .as_ref()
@@ -50,4 +54,33 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &BriefArgs) -> Result<u
     };
     crate::commands::emit(&text, None, cwd)?;
     Ok(EXIT_PASS)
+}
+
+/// Without `--run`, the last run's record (as `freeze add` reads it) gives the frozen
+/// test's cases; one that cannot be read is said and left out, since the brief does
+/// without it.
+fn last_runs(cwd: &Path, config: &Config) -> Option<Runs> {
+    let last = crate::inputs::run_record::last_records(cwd, config);
+    if last.is_empty() {
+        return None;
+    }
+    let names: Vec<&str> = last.iter().map(|input| input.name.as_str()).collect();
+    match Runs::load(&last) {
+        Ok(runs) => {
+            eprintln!(
+                "note: the frozen test's cases are read from {}",
+                names.join(", ")
+            );
+            runs
+        }
+        Err(e) => {
+            eprintln!(
+                "warning: {} left out ({}: {}): pass --run RECORD for the frozen test's cases",
+                names.join(", "),
+                e.file,
+                e.message
+            );
+            None
+        }
+    }
 }

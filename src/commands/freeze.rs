@@ -189,8 +189,8 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &FreezeArgs) -> Result<
 }
 
 /// The collection the edit is checked against: `--collected`, `--run`, `--collect`, else
-/// the records `run` in config names, else the last `gate/run.json`; `None` (with a
-/// note: nothing checks the ids then) when there is none of these.
+/// the records `run` in config names, else the last `gate/run.json`, else the collection of
+/// `collect_command` (a mistyped id is refused whichever it is).
 fn collection(
     cwd: &Path,
     config: &crate::config::Config,
@@ -209,26 +209,22 @@ fn collection(
     if !args.run.is_empty() {
         return records(&paths(&args.run));
     }
-    if args.collect {
+    let collect = || {
         let (source, _) =
             crate::inputs::tools::collect(&config.collect_command, &config.pytest_root)?;
-        return crate::inputs::merge([Ok(source)], crate::inputs::ids::parse_collected).map(Some);
+        crate::inputs::merge([Ok(source)], crate::inputs::ids::parse_collected).map(Some)
+    };
+    if args.collect {
+        return collect();
     }
-    let mut last: Vec<InputPath> = config
-        .run
-        .iter()
-        .map(|path| InputPath::from_config(path, &config.repo_root))
-        .collect();
-    if last.is_empty() && config.repo_root.join(LAST_RUN).is_file() {
-        last.push(InputPath::from_cli(
-            cwd,
-            &config.repo_root.join(LAST_RUN),
-            &config.repo_root,
-        ));
-    }
+    let last = crate::inputs::run_record::last_records(cwd, config);
     if last.is_empty() {
-        eprintln!("note: the test ids were not checked against a collection (no {LAST_RUN}): pass --run RECORD, --collected FILE or --collect");
-        return Ok(None);
+        eprintln!(
+            "note: no run record ({}): the test ids are checked against the collection of `{}` (or pass --run RECORD, --collected FILE)",
+            crate::inputs::run_record::LAST_RUN,
+            config.collect_command.join(" ")
+        );
+        return collect();
     }
     let names: Vec<&str> = last.iter().map(|input| input.name.as_str()).collect();
     eprintln!(
@@ -237,9 +233,6 @@ fn collection(
     );
     records(&last)
 }
-
-/// Where the plugin writes its record by default: the last run, when nothing else is named.
-const LAST_RUN: &str = "gate/run.json";
 
 fn not_frozen(ledger: &Ledger, test_id: &str) -> GateError {
     GateError::new(&ledger.source.name, format!("{test_id} is not frozen"))

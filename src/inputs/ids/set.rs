@@ -404,7 +404,7 @@ impl IdSet {
     }
 
     /// Up to `n` ids closest to `id` (a misspelt one), nearest first: among the ids of
-    /// its file, else of the files nearest its file in its folder, else in the folders
+    /// its file (a parametrized function's id when only that is near), else of the files nearest its file in its folder, else in the folders
     /// nearest its folder; none when nothing is close. The first search indexes the
     /// set's folders (one pass), and a folder's files when a search first reads them.
     pub fn nearest(&self, id: &str, n: usize) -> Vec<String> {
@@ -524,6 +524,27 @@ mod tests {
         assert_eq!(set.nearest("a/t.py::test_onr", 1), ["a/t.py::test_one"]);
         assert_eq!(set.nearest("a/tt.py::test_one", 3), ["a/t.py::test_one"]);
         assert!(set.nearest("z/q.py::something_else", 3).is_empty());
+    }
+
+    #[test]
+    fn a_parametrized_function_misspelt_by_its_name_gets_its_function_id() {
+        let set: IdSet = [
+            "t/test_easter.py::test_easter_western[easter_date0]",
+            "t/test_easter.py::test_easter_western[easter_date1]",
+            "t/test_easter.py::test_easter_orthodox[easter_date0]",
+            "t/test_easter.py::test_easter_bad_method",
+        ]
+        .into_iter()
+        .collect();
+        assert_eq!(
+            set.nearest("t/test_easter.py::test_easter_westren", 3),
+            ["t/test_easter.py::test_easter_western"]
+        );
+        // A misspelt case is still compared with the cases.
+        assert_eq!(
+            set.nearest("t/test_easter.py::test_easter_western[easter_date2]", 1),
+            ["t/test_easter.py::test_easter_western[easter_date0]"]
+        );
     }
 
     #[test]

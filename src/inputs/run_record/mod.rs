@@ -813,6 +813,24 @@ fn parse_outcome(text: &str) -> Option<Outcome> {
     })
 }
 
+/// Where the plugin writes its record by default: the last run, when nothing else is named.
+pub const LAST_RUN: &str = "gate/run.json";
+
+/// The records an authoring command (`freeze`, `brief`) reads when none is given: those
+/// `run` in config names, else the last run's [`LAST_RUN`] when there is one.
+pub fn last_records(cwd: &std::path::Path, config: &crate::config::Config) -> Vec<InputPath> {
+    let named: Vec<InputPath> = config
+        .run
+        .iter()
+        .map(|path| InputPath::from_config(path, &config.repo_root))
+        .collect();
+    let last = config.repo_root.join(LAST_RUN);
+    if named.is_empty() && last.is_file() {
+        return vec![InputPath::from_cli(cwd, &last, &config.repo_root)];
+    }
+    named
+}
+
 impl Runs {
     /// Reads and merges every record; an incomplete record, or a file that is not a run
     /// record, is an input error naming it.

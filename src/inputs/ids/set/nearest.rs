@@ -301,12 +301,29 @@ impl NearIndex {
                 let range = start as usize..end as usize;
                 let ids = files.ids[range.clone()]
                     .iter()
-                    .zip(&files.name_signatures[range])
+                    .zip(&files.name_signatures[range.clone()])
                     .map(|(&at, &bits)| (at, &set.id(at)[file.len()..], bits));
-                nearest(ids, &id[file.len()..], name_len, n)
+                let found: Vec<(usize, u32, &str)> = nearest(ids, &id[file.len()..], name_len, n)
                     .into_iter()
                     .map(|(distance, at, _)| (distance, at, set.id(at)))
-                    .collect()
+                    .collect();
+                if !found.is_empty() || id.contains('[') {
+                    found
+                } else {
+                    // A parametrized test misspelt by its function's id: its cases are
+                    // far (their parameters), the function id they make is near.
+                    let functions = files.ids[range].iter().filter_map(|&at| {
+                        let name = &set.id(at)[file.len()..];
+                        let function = &name[..name.find('[')?];
+                        Some((at, function, signature(function)))
+                    });
+                    nearest(functions, &id[file.len()..], name_len, n)
+                        .into_iter()
+                        .map(|(distance, at, function)| {
+                            (distance, at, &set.id(at)[..file.len() + function.len()])
+                        })
+                        .collect()
+                }
             }
             _ => {
                 let ids = chosen.iter().flat_map(|(files, f)| {
@@ -321,6 +338,8 @@ impl NearIndex {
             }
         };
         found.sort_unstable_by(|a, b| (a.0, a.2).cmp(&(b.0, b.2)));
+        // A function id comes once however many of its cases were near.
+        found.dedup_by(|a, b| a.2 == b.2);
         found.into_iter().take(n).map(|(_, _, text)| text).collect()
     }
 
