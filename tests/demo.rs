@@ -80,6 +80,7 @@ fn the_demo_recordings_are_what_the_plugin_and_prove_write_today() {
         ("freeze/run.json", true),
         ("freeze/proof.json", true),
         ("inline-skip/run.json", true),
+        ("inline-skip/proof.json", true),
         ("hollow-deposit/proof.json", true),
     ] {
         assert_eq!(committed.contains(&PathBuf::from(name)), must, "{name}");

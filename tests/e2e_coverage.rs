@@ -197,7 +197,7 @@ impl Repo {
             &format!(
                 "ledger = \"gate/freeze_ledger.json\"\npytest_root = \".\"\npolicies = [\"builtin\"]\n\
                  collect_command = [{python}, \"-m\", \"pytest\", \"--collect-only\", \"-q\", \"--no-header\"]\n\n\
-                 [params]\nmin_distinct = 8\n"
+                 [params]\nmin_distinct = 8\nproof_required = false  # proofs: tests/prove.rs\n"
             ),
         );
         repo.set_freezes(&[]);

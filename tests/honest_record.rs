@@ -316,7 +316,25 @@ fn a_stale_record_is_fz404_alone() {
 
 #[test]
 fn an_honest_patch_passes_under_the_shipped_workflow() {
+    // By default a freeze the patch adds owes a proof: without one, FZ212.
+    let unproven = Project::new();
+    unproven.base_then_patch(|p| {
+        p.write_ledger(&[FROZEN, "tests/test_app.py::TestGroup::test_one"]);
+        edit(
+            p,
+            "tests/test_props.py",
+            "assert price(amount) >= 0",
+            "assert price(amount) >= 0\n    assert price(amount) >= amount or amount < 0",
+        );
+    });
+    let verdict = unproven.supervised(Some(SHIPPED), &[]);
+    assert_verdict(&verdict, 1, &["FZ212"]);
+
+    // Here the proof runs in another job (tests/prove.rs judges proofs): the base's
+    // trusted config says so.
     let project = Project::new();
+    proofs_elsewhere(&project);
+    project.commit("proofs are checked in another job");
     project.base_then_patch(|p| {
         p.write_ledger(&[FROZEN, "tests/test_app.py::TestGroup::test_one"]);
         edit(

@@ -125,6 +125,7 @@ fn tiny_suite(expect: &str) -> tempfile::TempDir {
         "skipped.json",
         "junit.xml",
         "base_ledger.json",
+        "freezegate.toml",
     ] {
         let text = std::fs::read_to_string(repo().join("policies/tests").join(file)).unwrap();
         write(dir.path(), &format!("suite/{file}"), &text);
@@ -243,7 +244,7 @@ fn filter_and_inherited_config_and_omit() {
     write(
         dir.path(),
         "suite/freezegate.toml",
-        "[params]\nmin_distinct = 9\n",
+        "[params]\nmin_distinct = 9\nproof_required = false\n",
     );
     write(
         dir.path(),

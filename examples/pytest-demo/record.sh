@@ -55,6 +55,7 @@ run_at base
 run_at freeze
 prove_at freeze
 run_at inline-skip
+prove_at inline-skip
 run_at hollow-deposit
 prove_at hollow-deposit
 

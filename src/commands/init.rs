@@ -40,7 +40,8 @@ max_window_days = 14
 # Distinct inputs a compensating property must see (FZ301).
 min_distinct = 8
 # A freeze the patch adds or changes owes a proof record (`freezegate prove`, then
-# `check --proof`; FZ212). false where proofs run and are checked in another job.
+# `check --proof`; FZ212), the default. false where proofs run and are checked in
+# another job.
 proof_required = true
 
 # Reviewed exceptions to FZ401 (inherited skips), pinned to target branches:

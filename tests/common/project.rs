@@ -222,6 +222,7 @@ pub const JUDGED: [&str; 6] = [
 /// is `gate/base.json`), then `patch` committed on a branch (not yet run).
 pub fn patched(before: impl Fn(&Project), patch: impl Fn(&Project)) -> Project {
     let project = Project::new();
+    proofs_elsewhere(&project);
     before(&project);
     project.git(&["add", "-A"]);
     project.git(&["commit", "-q", "--allow-empty", "-m", "the base"]);
@@ -230,6 +231,16 @@ pub fn patched(before: impl Fn(&Project), patch: impl Fn(&Project)) -> Project {
     patch(&project);
     project.commit("the patch");
     project
+}
+
+/// The base's config where a patch is judged by its runs alone: a freeze it adds owes a
+/// proof (FZ212) unless the config says proofs are checked in another job. The proof's
+/// own tests are tests/prove.rs's.
+pub fn proofs_elsewhere(project: &Project) {
+    project.write(
+        "freezegate.toml",
+        "[params]\nproof_required = false  # proven in another job\n",
+    );
 }
 
 /// A patch on a branch: `main` runs first (its record is the base's collection), then

@@ -605,7 +605,16 @@ mod tests {
         let all: Vec<&str> = ids.iter().map(String::as_str).collect();
         let same_file: Vec<&str> = all.iter().copied().filter(|c| file_of(c) == file).collect();
         let found = if !same_file.is_empty() {
-            nearest_first(same_file.into_iter(), id, name_len)
+            let mut found = nearest_first(same_file.iter().copied(), id, name_len);
+            if found.is_empty() && !id.contains('[') {
+                let functions = same_file.iter().filter_map(|c| {
+                    let name = &c[file.len()..];
+                    Some(&c[..file.len() + name.find('[')?])
+                });
+                found = nearest_first(functions, id, name_len);
+                found.dedup();
+            }
+            found
         } else {
             let mut in_dir: Vec<&str> = all
                 .iter()
