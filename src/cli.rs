@@ -10,7 +10,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
     version = crate::VERSION_LINE,
     about = "Keeps skipped tests honest: every freeze is a reviewed ledger entry with an owner, an expiry and a compensating property test.",
     after_help = concat!(
-        "Examples:\n  freezegate init\n  freezegate run --baseline --check -- python -m pytest    # adopt, on the default branch\n  freezegate run --check --base origin/main --trusted-ref origin/main \\\n      --base-run gate/base-run.json -- python -m pytest -n auto\n  freezegate check --run gate/run.json --base origin/main\n  freezegate freeze add TEST_ID --owner NAME --reason TEXT --invariant TEXT \\\n      --property PROPERTY_ID --expires 2026-12-18\n  freezegate explain FZ103\n\nDocumentation: ",
+        "Examples:\n  freezegate init\n  freezegate run --baseline --check -- python -m pytest    # adopt, on the default branch\n  freezegate run --check --base origin/main --trusted-ref origin/main \\\n      --base-run gate/base-run.json -- python -m pytest -n auto\n  freezegate prove --base origin/main    # the proof a freeze the patch adds owes (FZ212)\n  freezegate check --run gate/run.json --base origin/main --proof gate/proof.json\n  freezegate freeze add TEST_ID --owner NAME --reason TEXT --invariant TEXT \\\n      --property PROPERTY_ID --expires 2026-12-18\n  freezegate explain FZ103\n\nDocumentation: ",
         crate::docs_url!(""),
         " (a page per rule: ",
         crate::docs_url!("rules/"),
@@ -54,7 +54,7 @@ pub enum Command {
     /// judge it in this same process.
     #[command(
         after_help = concat!(
-            "Examples:\n  freezegate run -- python -m pytest -n auto\n  freezegate run --check --base origin/main --base-run gate/base-run.json --trusted-ref origin/main -- python -m pytest -n auto\n\nExit status: with --check the gate's (0, 1, 2), at least 1 when tests failed; without it pytest's. Always 2 when pytest did not run as asked (interrupted, a usage or internal error, no tests collected, killed) or no complete record came from it.\n\nDocumentation: ",
+            "Examples:\n  freezegate run -- python -m pytest -n auto\n  freezegate run --check --base origin/main --base-run gate/base-run.json --trusted-ref origin/main -- python -m pytest -n auto\n  freezegate prove --base origin/main    # a patch that adds or changes a freeze owes its proof (FZ212)\n  freezegate run --check --base origin/main --proof gate/proof.json --base-run gate/base-run.json --trusted-ref origin/main -- python -m pytest\n\nExit status: with --check the gate's (0, 1, 2), at least 1 when tests failed; without it pytest's. Always 2 when pytest did not run as asked (interrupted, a usage or internal error, no tests collected, killed) or no complete record came from it.\n\nDocumentation: ",
             crate::docs_url!("pytest-plugin/#supervised-runs-freezegate-run")
         )
     )]

@@ -999,7 +999,7 @@ fn a_deleted_test_owes_only_the_kills_no_other_test_makes() {
         &summary,
         "  the patch's version: run as tests/test_inventory.py::test_reserve_takes_qty__as_patched\n",
     );
-    assert_contains(&summary, "  caught by the patch's version: ");
+    assert_contains(&summary, "  caught by the patch's version, by a check: ");
     let edited: Vec<&str> = summary
         .lines()
         .skip_while(|l| *l != "tests/test_inventory.py::test_reserve_takes_qty")

@@ -222,14 +222,15 @@ fn freeze_summary(out: &mut String, f: &FreezeProof, took: Option<Timing>) {
     }
     let of = match j.basis {
         Basis::Stake => "at stake".to_string(),
+        Basis::Crashed => format!("the {role} alone kills, by crashing"),
         _ => format!("the {role} alone kills"),
     };
     let share = j.share().map_or(String::new(), |share| {
-        format!(": {}%", (share * 100.0).floor())
+        format!(" ({}%)", (share * 100.0).floor())
     });
     let crashed = match j.crashed_on {
         0 => String::new(),
-        c => format!("; {c} only by a crash (not counted)"),
+        c => format!("; {c} of them it only crashed on (not counted)"),
     };
     // A removal with no entry retiring it has no deposit: what only it caught, no test
     // catches now.
@@ -238,7 +239,7 @@ fn freeze_summary(out: &mut String, f: &FreezeProof, took: Option<Timing>) {
     } else {
         let _ = writeln!(
             out,
-            "  caught by {deposit}: {} {of}, by a check{crashed}{share}",
+            "  caught by {deposit}, by a check: {} {of}{share}{crashed}",
             part_of(j.caught as i64, n as i64, "mutant"),
         );
         match f.edited {
