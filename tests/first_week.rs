@@ -424,6 +424,32 @@ fn a_base_ledger_that_does_not_parse_is_exit_2_naming_the_ref() {
     common::assert_contains(&text(&out.stderr), "--base-ledger FILE");
 }
 
+/// dateutil's setup.cfg turns warnings into errors: a contributor without freezegate
+/// installed would meet `Unknown config option: freezegate`, so init says so.
+#[test]
+fn init_warns_when_the_pytest_config_makes_an_unknown_option_an_error() {
+    let dir = common::repo_dir();
+    write(
+        dir.path(),
+        "setup.cfg",
+        "[tool:pytest]\nfilterwarnings =\n    error\n    ignore:invalid escape sequence:DeprecationWarning\n",
+    );
+    let out = freezegate(dir.path()).arg("init").output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    common::assert_contains(
+        &text(&out.stdout),
+        "note     setup.cfg turns pytest's warnings into errors (filterwarnings = error): where freezegate is not installed, pytest stops at `Unknown config option: freezegate`",
+    );
+    let lenient = common::repo_dir();
+    write(lenient.path(), "setup.cfg", "[tool:pytest]\naddopts = -q\n");
+    let out = freezegate(lenient.path()).arg("init").output().unwrap();
+    assert!(
+        !text(&out.stdout).contains("into errors"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
 /// A config that names a TOML (or YAML) ledger gets its empty ledger in that format, at
 /// that path, and the gate reads it; the scaffolded config collects with `python`.
 #[test]

@@ -125,6 +125,11 @@ pub fn run(cwd: &Path, args: &crate::cli::InitArgs) -> Result<u8, GateError> {
     }
     ignore_generated(&root)?;
     let (plugin, pytest_config) = enable_plugin(&root)?;
+    if let Some(name) = pytest_config {
+        if let Some(strict) = read(&root, name)?.as_deref().and_then(warnings_are_errors) {
+            println!("note     {name} turns pytest's warnings into errors ({strict}): where freezegate is not installed, pytest stops at `Unknown config option: freezegate`; install it in every environment that runs the tests (https://freezegate.github.io/freezegate/faq/)");
+        }
+    }
     let default = crate::inputs::tools::default_branch(&root).unwrap_or_else(|| "main".into());
     let scaffold = [
         "freezegate.toml",
@@ -231,6 +236,23 @@ fn enable_plugin(root: &Path) -> Result<(&'static str, Option<&'static str>), Ga
     Ok(("python -m pytest --freezegate", None))
 }
 
+/// What in a pytest config makes an unknown option an error: `--strict-config`, or a
+/// `filterwarnings` entry that is plain `error`.
+fn warnings_are_errors(text: &str) -> Option<&'static str> {
+    static ERROR: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let error = ERROR.get_or_init(|| {
+        regex::Regex::new(r#"(?m)filterwarnings\s*=\s*(\[[^\]]*["']error["']|error\s*$|\n(\s+\S.*\n)*?\s+error\s*$)"#)
+            .expect("a valid pattern")
+    });
+    if text.contains("--strict-config") {
+        Some("--strict-config")
+    } else if error.is_match(text) {
+        Some("filterwarnings = error")
+    } else {
+        None
+    }
+}
+
 fn read(root: &Path, name: &str) -> Result<Option<String>, GateError> {
     match std::fs::read_to_string(root.join(name)) {
         Ok(text) => Ok(Some(text)),
@@ -327,6 +349,27 @@ fn enable_in_pyproject(root: &Path, text: &str) -> Result<bool, GateError> {
 #[cfg(test)]
 mod tests {
     use super::ini_section;
+    use super::warnings_are_errors;
+
+    #[test]
+    fn a_config_that_turns_warnings_into_errors_is_seen_in_each_format() {
+        for strict in [
+            "[tool:pytest]\nfilterwarnings =\n    error\n    ignore::DeprecationWarning\n",
+            "[tool:pytest]\nfilterwarnings =\n    ignore::UserWarning\n    error\n",
+            "[pytest]\nfilterwarnings = error\n",
+            "[tool.pytest.ini_options]\nfilterwarnings = [\"error\", \"ignore::UserWarning\"]\n",
+            "[pytest]\naddopts = --strict-config -q\n",
+        ] {
+            assert!(warnings_are_errors(strict).is_some(), "{strict}");
+        }
+        for lenient in [
+            "[pytest]\nfilterwarnings =\n    error::DeprecationWarning\n",
+            "[pytest]\naddopts = -q\n\n[flake8]\nselect = error\n",
+            "[tool.pytest.ini_options]\nfilterwarnings = [\"ignore::UserWarning\"]\n",
+        ] {
+            assert!(warnings_are_errors(lenient).is_none(), "{lenient}");
+        }
+    }
 
     #[test]
     fn an_ini_section_ends_at_the_next_header() {
