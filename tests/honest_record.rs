@@ -316,9 +316,8 @@ fn a_stale_record_is_fz404_alone() {
 
 #[test]
 fn an_honest_patch_passes_under_the_shipped_workflow() {
-    // By default a freeze the patch adds owes a proof: without one, FZ212.
-    let unproven = Project::new();
-    unproven.base_then_patch(|p| {
+    // The patch freezes a test and strengthens the property that is its deposit.
+    let honest = |p: &Project| {
         p.write_ledger(&[FROZEN, "tests/test_app.py::TestGroup::test_one"]);
         edit(
             p,
@@ -326,7 +325,10 @@ fn an_honest_patch_passes_under_the_shipped_workflow() {
             "assert price(amount) >= 0",
             "assert price(amount) >= 0\n    assert price(amount) >= amount or amount < 0",
         );
-    });
+    };
+    // By default a freeze the patch adds owes a proof: without one, FZ212.
+    let unproven = Project::new();
+    unproven.base_then_patch(honest);
     let verdict = unproven.supervised(Some(SHIPPED), &[]);
     assert_verdict(&verdict, 1, &["FZ212"]);
 
@@ -335,15 +337,7 @@ fn an_honest_patch_passes_under_the_shipped_workflow() {
     let project = Project::new();
     proofs_elsewhere(&project);
     project.commit("proofs are checked in another job");
-    project.base_then_patch(|p| {
-        p.write_ledger(&[FROZEN, "tests/test_app.py::TestGroup::test_one"]);
-        edit(
-            p,
-            "tests/test_props.py",
-            "assert price(amount) >= 0",
-            "assert price(amount) >= 0\n    assert price(amount) >= amount or amount < 0",
-        );
-    });
+    project.base_then_patch(honest);
     for workers in [&[][..], &["-n", "2"][..]] {
         let verdict = project.supervised(Some(SHIPPED), workers);
         assert_verdict(&verdict, 0, &[]);
