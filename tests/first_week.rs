@@ -131,6 +131,54 @@ fn freeze_add_refuses_what_the_ledger_alone_shows_is_wrong_and_writes_nothing() 
     assert!(out.status.success(), "{}", text(&out.stdout));
 }
 
+/// A parametrized test misspelt by its function's id: a frozen test's id is suggested as
+/// the function's id (a freeze holds every case), a property's is not (FZ201 would refuse
+/// the function's id in turn).
+#[test]
+fn a_misspelt_parametrized_function_is_suggested_for_a_freeze_not_for_a_property() {
+    let dir = common::repo_dir();
+    write(dir.path(), LEDGER, &ledger_with(json!([])));
+    let cases = [
+        "first-case-with-a-long-name",
+        "second-case-with-a-long-name",
+    ]
+    .map(|case| format!("tests/t.py::test_quantity[{case}]"));
+    write(
+        dir.path(),
+        COLLECTED,
+        &format!(
+            "{}\n{PROPERTY}\n\n3 tests collected in 0.01s\n",
+            cases.join("\n")
+        ),
+    );
+    let out = freeze(
+        dir.path(),
+        &args(&add("tests/t.py::test_quantiyt", PROPERTY)),
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    common::assert_contains(
+        &text(&out.stdout),
+        "tests/t.py::test_quantiyt is not in the collection; did you mean tests/t.py::test_quantity?",
+    );
+    let out = freeze(
+        dir.path(),
+        &args(&add(
+            PROPERTY.replace("test_prop", "test_pr").as_str(),
+            "tests/t.py::test_quantiyt",
+        )),
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let shown = text(&out.stdout);
+    common::assert_contains(
+        &shown,
+        "the property tests/t.py::test_quantiyt is not in the collection",
+    );
+    assert!(
+        !shown.contains("did you mean tests/t.py::test_quantity"),
+        "{shown}"
+    );
+}
+
 #[test]
 fn freeze_add_refuses_freezing_another_freezes_property() {
     let dir = common::repo_dir();

@@ -1187,9 +1187,22 @@ fn a_repository_with_existing_skips_adopts_with_one_baseline_run() {
     let (code, report, _) = gate_fz6("gate/part.json");
     assert_eq!((code, codes(&report)), (Some(0), vec![]), "{report:#}");
     common::assert_contains(&prune("gate/part.json"), "0 added, 0 pruned, 10 kept");
+    // Nor of the tests it deselected (a -k): test_windows_1's skip entry stays (its
+    // deselection is added), the stale entry of test_windows_9 goes; the full run then
+    // prunes the deselection.
+    project.record(&["-k", "not windows_1"], "gate/deselected.json");
+    common::assert_contains(&prune("gate/deselected.json"), "1 added, 1 pruned, 9 kept");
     common::assert_contains(&prune("gate/run.json"), "0 added, 1 pruned, 9 kept");
     let baseline: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
     assert_eq!(baseline["skips"].as_array().unwrap().len(), 9);
+    assert!(
+        baseline["skips"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["test_id"] == "tests/test_windows.py::test_windows_1"),
+        "{baseline:#}"
+    );
     assert_eq!(baseline["skips"][0]["reviewed_by"], "dana");
 }
 

@@ -83,13 +83,19 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &BaselineArgs) -> Resul
     // what no longer matches.
     let mut entries: std::collections::BTreeMap<(String, String), Json> = Default::default();
     let mut pruned = 0;
-    // A test (or, for a collection skip, a file) the run did not collect may still skip
-    // where it runs: only what this run saw can be pruned.
-    let collected = match facts.loaded.runs.get() {
+    // A test (or, for a collection skip, a file) the run did not collect, or deselected or
+    // dropped, may still skip where it runs: only what this run saw can be pruned (as
+    // FZ605 reports it).
+    let runs = facts.loaded.runs.get();
+    let collected = match runs {
         Some(runs) => Some(&runs.collected),
         None => facts.loaded.collected.get(),
     };
-    let seen = |test_id: &str| collected.is_some_and(|set| set.any_under(test_id));
+    let withdrawn = |test_id: &str| {
+        runs.is_some_and(|r| r.deselected.contains(test_id) || r.dropped.contains(test_id))
+    };
+    let seen =
+        |test_id: &str| collected.is_some_and(|set| set.any_under(test_id)) && !withdrawn(test_id);
     for entry in &existing.entries {
         let id = (entry.test_id.clone(), entry.kind.clone());
         if args.prune && !now.contains(&id) && seen(&entry.test_id) {

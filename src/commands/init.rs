@@ -127,7 +127,7 @@ pub fn run(cwd: &Path, args: &crate::cli::InitArgs) -> Result<u8, GateError> {
     let (plugin, pytest_config) = enable_plugin(&root)?;
     if let Some(name) = pytest_config {
         if let Some(strict) = read(&root, name)?.as_deref().and_then(warnings_are_errors) {
-            println!("note     {name} turns pytest's warnings into errors ({strict}): where freezegate is not installed, pytest stops at `Unknown config option: freezegate`; install it in every environment that runs the tests (https://freezegate.github.io/freezegate/faq/)");
+            println!("note     {name} turns pytest's warnings into errors ({strict}): where freezegate is not installed, pytest stops at `Unknown config option: freezegate`; install it in every environment that runs the tests ({})", crate::docs_url!("faq/"));
         }
     }
     let default = crate::inputs::tools::default_branch(&root).unwrap_or_else(|| "main".into());
@@ -160,7 +160,10 @@ pub fn run(cwd: &Path, args: &crate::cli::InitArgs) -> Result<u8, GateError> {
        freezegate run -- {plugin} --freezegate-record gate/base-run.json
      and on a patch, run and gate it against the base's run, config read from the base:
        freezegate run --check --base origin/{default} --base-run gate/base-run.json --trusted-ref origin/{default} -- {plugin}
-     (examples/ci/freezegate.yml does both in GitHub Actions)
+     a patch that adds or changes a freeze owes its proof (FZ212): before the check
+       freezegate prove --base origin/{default}
+     and `--proof gate/proof.json` after --check
+     (examples/ci/freezegate.yml does all of it in GitHub Actions)
   To freeze a test: freezegate freeze add TEST_ID --owner NAME --reason TEXT --invariant TEXT --property PROPERTY_ID"
     );
     Ok(EXIT_PASS)
@@ -236,21 +239,58 @@ fn enable_plugin(root: &Path) -> Result<(&'static str, Option<&'static str>), Ga
     Ok(("python -m pytest --freezegate", None))
 }
 
-/// What in a pytest config makes an unknown option an error: `--strict-config`, or a
-/// `filterwarnings` entry that is plain `error`.
+/// What in a pytest config makes an unknown option (`PytestConfigWarning`) an error:
+/// pytest 9's `strict` or `strict_config`, `--strict-config` or `-W error` in addopts, or
+/// `filterwarnings` whose last entry that applies to it is an `error` (pytest applies
+/// them in order, the last match wins).
 fn warnings_are_errors(text: &str) -> Option<&'static str> {
-    static ERROR: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    let error = ERROR.get_or_init(|| {
-        regex::Regex::new(r#"(?m)filterwarnings\s*=\s*(\[[^\]]*["']error["']|error\s*$|\n(\s+\S.*\n)*?\s+error\s*$)"#)
+    static STRICT: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    static ENTRIES: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let strict = STRICT.get_or_init(|| {
+        regex::Regex::new(
+            r"(?m)^\s*(strict(_config)?\s*=\s*true\b|addopts\s*=.*(--strict-config|-W\s*error\b|-Werror\b))",
+        )
+        .expect("a valid pattern")
+    });
+    if let Some(found) = strict.captures(text) {
+        return Some(match found.get(3) {
+            Some(option) if option.as_str() == "--strict-config" => "--strict-config",
+            Some(_) => "-W error",
+            None => "strict",
+        });
+    }
+    // `filterwarnings = [...]` (TOML) or `filterwarnings =` with entries on its line and
+    // the indented lines after it (INI).
+    let entries = ENTRIES.get_or_init(|| {
+        regex::Regex::new(r"(?m)^\s*filterwarnings\s*=\s*(\[[^\]]*\]|.*(\n[ \t]+\S.*)*)")
             .expect("a valid pattern")
     });
-    if text.contains("--strict-config") {
-        Some("--strict-config")
-    } else if error.is_match(text) {
-        Some("filterwarnings = error")
+    let value = entries.captures(text)?.get(1)?.as_str();
+    let listed: Vec<&str> = if value.starts_with('[') {
+        value.split(['"', '\'']).skip(1).step_by(2).collect()
     } else {
-        None
-    }
+        value
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect()
+    };
+    // The categories an unknown option's PytestConfigWarning is an instance of.
+    const APPLIES: [&str; 8] = [
+        "",
+        "Warning",
+        "UserWarning",
+        "PytestWarning",
+        "pytest.PytestWarning",
+        "PytestConfigWarning",
+        "pytest.PytestConfigWarning",
+        "builtins.Warning",
+    ];
+    let last = listed.iter().rev().find(|entry| {
+        let category = entry.split(':').nth(2).unwrap_or("").trim();
+        APPLIES.contains(&category)
+    })?;
+    (last.split(':').next()?.trim() == "error").then_some("filterwarnings = error")
 }
 
 fn read(root: &Path, name: &str) -> Result<Option<String>, GateError> {
@@ -353,21 +393,27 @@ mod tests {
 
     #[test]
     fn a_config_that_turns_warnings_into_errors_is_seen_in_each_format() {
-        for strict in [
-            "[tool:pytest]\nfilterwarnings =\n    error\n    ignore::DeprecationWarning\n",
-            "[tool:pytest]\nfilterwarnings =\n    ignore::UserWarning\n    error\n",
-            "[pytest]\nfilterwarnings = error\n",
-            "[tool.pytest.ini_options]\nfilterwarnings = [\"error\", \"ignore::UserWarning\"]\n",
-            "[pytest]\naddopts = --strict-config -q\n",
+        for (strict, why) in [
+            ("[tool:pytest]\nfilterwarnings =\n    error\n    ignore::DeprecationWarning\n", "filterwarnings = error"),
+            ("[tool:pytest]\nfilterwarnings =\n    ignore::UserWarning\n    error\n", "filterwarnings = error"),
+            ("[pytest]\nfilterwarnings = error\n", "filterwarnings = error"),
+            ("[pytest]\nfilterwarnings =\n    error::pytest.PytestWarning\n", "filterwarnings = error"),
+            ("[tool.pytest.ini_options]\nfilterwarnings = [\"error\", \"ignore::DeprecationWarning\"]\n", "filterwarnings = error"),
+            ("[pytest]\naddopts = --strict-config -q\n", "--strict-config"),
+            ("[pytest]\naddopts = -q -W error\n", "-W error"),
+            ("[tool.pytest]\nstrict = true\n", "strict"),
         ] {
-            assert!(warnings_are_errors(strict).is_some(), "{strict}");
+            assert_eq!(warnings_are_errors(strict), Some(why), "{strict}");
         }
         for lenient in [
             "[pytest]\nfilterwarnings =\n    error::DeprecationWarning\n",
             "[pytest]\naddopts = -q\n\n[flake8]\nselect = error\n",
             "[tool.pytest.ini_options]\nfilterwarnings = [\"ignore::UserWarning\"]\n",
+            // The last entry that applies wins: an ignore of UserWarning after `error`.
+            "[tool.pytest.ini_options]\nfilterwarnings = [\"error\", \"ignore::UserWarning\"]\n",
+            "[pytest]\n# addopts = --strict-config\naddopts = -q\n",
         ] {
-            assert!(warnings_are_errors(lenient).is_none(), "{lenient}");
+            assert_eq!(warnings_are_errors(lenient), None, "{lenient}");
         }
     }
 

@@ -230,7 +230,7 @@ fn freeze_summary(out: &mut String, f: &FreezeProof, took: Option<Timing>) {
     });
     let crashed = match j.crashed_on {
         0 => String::new(),
-        c => format!("; {c} of them it only crashed on (not counted)"),
+        c => format!("; {deposit} only crashed on {c} of them (not counted)"),
     };
     // A removal with no entry retiring it has no deposit: what only it caught, no test
     // catches now.

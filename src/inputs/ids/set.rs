@@ -656,12 +656,12 @@ mod tests {
 
         #[test]
         fn the_index_suggests_what_reading_every_id_suggests(
-            ids in proptest::collection::vec((0..7usize, 0..5usize, 0..7usize), 1..40),
-            asked in proptest::collection::vec((0..8usize, 0..6usize, 0..8usize), 1..12),
+            ids in proptest::collection::vec((0..7usize, 0..5usize, 0..10usize), 1..40),
+            asked in proptest::collection::vec((0..8usize, 0..6usize, 0..10usize), 1..12),
         ) {
             const DIRS: [&str; 8] = ["tests/props", "tests/prosp", "a", "a/b", "", "tests/pkg1", "ab/é", "tests/porps"];
             const FILES: [&str; 6] = ["test_prop1.py", "test_porp1.py", "t.py", "tt.py", "test_prop2.py", "ü.py"];
-            const NAMES: [&str; 8] = ["test_one", "test_onr", "test_two[1]", "test_two[2]", "t[a::b]", "test_property_1", "x", "test_één"];
+            const NAMES: [&str; 10] = ["test_one", "test_onr", "test_two[1]", "test_two[2]", "t[a::b]", "test_property_1", "x", "test_één", "test_twx[1]", "test_twx[3]"];
             let id = |(d, f, n): (usize, usize, usize)| match DIRS[d] {
                 "" => format!("{}::{}", FILES[f], NAMES[n]),
                 dir => format!("{dir}/{}::{}", FILES[f], NAMES[n]),

@@ -311,11 +311,14 @@ impl NearIndex {
                     found
                 } else {
                     // A parametrized test misspelt by its function's id: its cases are
-                    // far (their parameters), the function id they make is near.
+                    // far (their parameters), the function id they make is near. Each
+                    // function once, so that its cases do not fill the `n` kept.
+                    let mut seen = rustc_hash::FxHashSet::default();
                     let functions = files.ids[range].iter().filter_map(|&at| {
                         let name = &set.id(at)[file.len()..];
                         let function = &name[..name.find('[')?];
-                        Some((at, function, signature(function)))
+                        seen.insert(function)
+                            .then(|| (at, function, signature(function)))
                     });
                     nearest(functions, &id[file.len()..], name_len, n)
                         .into_iter()
