@@ -321,9 +321,27 @@ fn the_brief_says_the_frozen_test_is_parametrized_from_a_real_run() {
         &text(&out.stderr),
         "note: the frozen test's cases are read from gate/run.json",
     );
+    assert!(
+        !text(&out.stderr).contains("not of HEAD"),
+        "{}",
+        text(&out.stderr)
+    );
     let json: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json["cases"].as_array().map(Vec::len), Some(3), "{json:#}");
     assert_eq!(json["frozen_alone"], Value::Null, "no proof: unknown");
+    // After a commit the record is of an older tree: read all the same, and said.
+    project.write("NOTES.md", "later\n");
+    project.commit("a commit after the run");
+    let out = brief(
+        &project.root,
+        &["tests/test_app.py::test_cases", "--static"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_contains(&text(&out.stderr), "gate/run.json is the run of ");
+    assert_contains(
+        &text(&out.stderr),
+        ": pass --run RECORD for this tree's cases",
+    );
 }
 
 /// The proof ran the frozen test alone on this commit's code and it failed every time:

@@ -453,9 +453,24 @@ fn freeze_add_without_run_checks_against_the_last_record_and_takes_an_expiry_dat
         &text(&out.stderr),
         "note: test ids checked against the collection of gate/run.json",
     );
+    assert!(
+        !text(&out.stderr).contains("not of HEAD"),
+        "the record is of HEAD: {}",
+        text(&out.stderr)
+    );
     common::assert_contains(
         &text(&out.stdout),
         "is not in the collection; did you mean tests/test_app.py::test_cases[2],",
+    );
+    // A commit since the run: the record may lack a test added since, and says so.
+    project.write("NOTES.md", "later\n");
+    project.commit("a commit after the run");
+    let out = add("tests/test_app.py::test_case[2]", &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    common::assert_contains(&text(&out.stderr), "gate/run.json is the run of ");
+    common::assert_contains(
+        &text(&out.stderr),
+        "a test added since is not in it (pass --collect to collect now)",
     );
     // An expiry past the window is refused as --days would be (FZ104), then one inside it.
     let out = add(

@@ -354,6 +354,36 @@ fn an_autouse_fixture_in_the_test_module_that_swaps_the_function_is_fz607() {
     );
 }
 
+/// Puts `price` back for every test of the module: nothing the static scan names (a
+/// monkeypatch of the code under test is ordinary in a test), so the census lists it.
+const RESTORE_THE_PRICE: &str = r#"
+
+@pytest.fixture(autouse=True)
+def steady_prices(monkeypatch):
+    monkeypatch.setattr(f"{__name__}.price", lambda amount: max(0, amount))
+"#;
+
+#[test]
+fn an_autouse_fixture_that_monkeypatches_the_code_under_test_is_fz606_at_its_line() {
+    let verdict = judged(|p| {
+        let text = std::fs::read_to_string(p.root.join("tests/test_app.py")).unwrap();
+        p.write("tests/test_app.py", &format!("{text}{RESTORE_THE_PRICE}"));
+    });
+    let (_, report, said) = &verdict;
+    // At the fixture's decorator, as Python numbers a decorated function's first line.
+    let line = APP.lines().count() as u64 + 3;
+    refused_at(&verdict, "FZ606", "tests/test_app.py", line);
+    assert_eq!(
+        found(report),
+        ["FZ606"],
+        "the broken case passes: the fixture is the one finding\n{said}"
+    );
+    common::assert_contains(
+        violation(report, "FZ606")["message"].as_str().unwrap(),
+        "adds the autouse fixture steady_prices, which the base run did not have",
+    );
+}
+
 #[test]
 fn a_property_that_asserts_only_under_a_proof_and_monkeypatching_the_plugin_are_fz607() {
     let verdict = judged(|p| {

@@ -5,7 +5,9 @@ A conftest's ``pytest_runtest_makereport`` can turn a failure into a pass, a
 ``pytest_pyfunc_call`` can skip the test's body, a ``pytest_runtestloop`` wrapper can
 zero ``session.testsfailed``, and a ``pytest_unconfigure(trylast=True)`` can rewrite the
 record after it is written: the gate cannot see what such code does, only that it is
-there. The record lists each one (FZ606 reports those the base run did not have).
+there. An autouse fixture runs around every test it reaches without being asked for,
+and can swap what a test calls as a hook can: the census lists those too. The record
+lists each one (FZ606 reports those the base run did not have).
 
 Whose an implementation is, is decided by the file its code object was compiled from,
 never by ``__module__`` (which any function can set). The census is taken as each plugin
@@ -48,6 +50,12 @@ _DISPLAY_ONLY = frozenset({"pytest_report_header", "pytest_report_collectionfini
 _OWN = ("_pytest", "pytest", "pluggy", "xdist", "execnet", "hypothesis", "_hypothesis_pytestplugin", "freezegate")
 
 Key = Tuple[str, str, str, str]
+
+# The census's entry for an autouse fixture (its ``hook``), and what a full census covers:
+# the record says so, so that a base run of an older plugin (or of a pytest whose fixture
+# manager could not be read) is not read as having no autouse fixtures.
+AUTOUSE = "autouse fixture"
+COVERS = ["hooks", "autouse fixtures"]
 
 
 def in_scope(hook: str) -> bool:
@@ -112,6 +120,8 @@ class Census:
         self._entries: Dict[Key, Dict[str, Any]] = {}
         self._own = _own_roots()
         self._installed = installed_roots()
+        # What the census could list (the record's ``census``).
+        self.covers: List[str] = ["hooks"]
 
     def saw_plugin(self, manager: Any, plugin: Any) -> None:
         """A plugin as it registers (``pytest_plugin_registered``): its implementations."""
@@ -128,13 +138,31 @@ class Census:
                 for impl in caller.get_hookimpls():
                     self._add(name, impl)
 
-    def _add(self, hook: str, impl: Any) -> None:
-        function = impl.function
+    def sweep_fixtures(self, session: Any) -> None:
+        """Every autouse fixture registered now (and every fixture ini ``usefixtures``
+        names): one runs around each test it reaches without the test asking for it, so it
+        can swap what the test calls (a ``monkeypatch`` of the code under test) as a hook
+        can. Read from pytest's fixture manager, whose layout is private and has changed
+        between releases: where it cannot be read, :attr:`covers` says hooks alone."""
+        manager = getattr(session, "_fixturemanager", None)
+        listed = [getattr(manager, name, None) for name in ("_node_autousenames", "_nodeid_autousenames")]
+        if not any(isinstance(names, dict) for names in listed) or not _has_definitions(manager):
+            return
+        names = {name for names in listed if isinstance(names, dict) for each in names.values() for name in each}
+        for name in sorted(names):
+            for definition in _definitions(manager, name):
+                if getattr(definition, "_autouse", True):
+                    self._add(AUTOUSE, None, getattr(definition, "func", None), name)
+        self.covers = COVERS
+
+    def _add(self, hook: str, impl: Any, function: Any = None, name: Optional[str] = None) -> None:
+        if impl is not None:
+            function = impl.function
         path = _code_file(function)
         real = os.path.realpath(path) if path and os.path.isfile(path) else None
         if real is not None and under(real, self._own):
             return
-        module = str(getattr(function, "__module__", None) or getattr(impl.plugin, "__name__", "") or "")
+        module = str(getattr(function, "__module__", None) or getattr(getattr(impl, "plugin", None), "__name__", "") or "")
         file: Optional[str] = None
         if real is not None and not under(real, self._installed):
             file = self._relative(real)
@@ -143,20 +171,41 @@ class Census:
         code = getattr(function, "__code__", None)
         entry: Dict[str, Any] = {
             "hook": hook,
-            "plugin": module or str(impl.plugin_name),
-            "function": getattr(function, "__qualname__", hook),
+            "plugin": module or str(getattr(impl, "plugin_name", "") or "?"),
+            "function": name or getattr(function, "__qualname__", hook),
             "file": file,
             "line": code.co_firstlineno if code is not None and file else None,
             "wrapper": bool(getattr(impl, "hookwrapper", False) or getattr(impl, "wrapper", False)),
         }
-        if impl.tryfirst:
+        if getattr(impl, "tryfirst", False):
             entry["order"] = "tryfirst"
-        elif impl.trylast:
+        elif getattr(impl, "trylast", False):
             entry["order"] = "trylast"
         self._entries[(hook, entry["plugin"], entry["function"], str(file))] = entry
 
     def entries(self) -> List[Dict[str, Any]]:
         return [self._entries[key] for key in sorted(self._entries)]
+
+
+# Where pytest keeps its fixture definitions by name: a list (pytest < 9), by the node
+# that defines them, or by its node id (pytest 9).
+_DEFINITIONS = ("_arg2fixturedefs", "_arg2node2fixturedefs", "_arg2nodeid2fixturedefs")
+
+
+def _has_definitions(manager: Any) -> bool:
+    return any(isinstance(getattr(manager, name, None), dict) for name in _DEFINITIONS)
+
+
+def _definitions(manager: Any, name: str) -> Iterable[Any]:
+    """Every fixture definition of ``name``, whichever layout this pytest has."""
+    for layout in _DEFINITIONS:
+        by_name = getattr(manager, layout, None)
+        found = by_name.get(name) if isinstance(by_name, dict) else None
+        if isinstance(found, dict):
+            for definitions in found.values():
+                yield from definitions
+        elif found:
+            yield from found
 
 
 def merge(*censuses: List[Dict[str, Any]]) -> List[Dict[str, Any]]:

@@ -390,6 +390,7 @@ class FreezegatePlugin:
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         self.census.sweep(self.config.pluginmanager)
+        self.census.sweep_fixtures(session)
         hooks = self.census.entries()
         if _is_worker(self.config):
             self.config.workeroutput[_WORKER_KEY] = json.dumps(
@@ -452,6 +453,7 @@ class FreezegatePlugin:
             "addopts_at": {k: v for k, v in addopts_at.items() if k in ("file", "line")} if addopts_at else None,
             "addopts_options": addopts_at["options"] if addopts_at else [],
             "hooks": census.merge(hooks, *self.worker_census),
+            "census": self.census.covers,
         }
         tools = census.tools(self.relative)
         if tools:

@@ -231,7 +231,12 @@ fn collection(
         "note: test ids checked against the collection of {}",
         names.join(", ")
     );
-    records(&last)
+    let runs = crate::inputs::run_record::Runs::load(&last)?;
+    let head = crate::git::head_commit(&config.repo_root);
+    for stale in runs.iter().flat_map(|r| r.other_commits(head.as_deref())) {
+        eprintln!("note: {stale}: a test added since is not in it (pass --collect to collect now)");
+    }
+    Ok(runs.map(|r| r.collected))
 }
 
 fn not_frozen(ledger: &Ledger, test_id: &str) -> GateError {

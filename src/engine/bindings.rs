@@ -443,6 +443,12 @@ pub fn register(engine: &mut Engine, pytest_root: String, repo_root: std::path::
             },
         )
         .register_get(
+            "census",
+            |r: &mut crate::inputs::run_record::Runs| -> Array {
+                r.census().into_iter().map(Dynamic::from).collect()
+            },
+        )
+        .register_get(
             "tools",
             |r: &mut crate::inputs::run_record::Runs| -> Array {
                 r.tools

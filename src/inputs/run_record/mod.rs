@@ -31,6 +31,9 @@ pub struct RecordHeader {
     pub dirty: bool,
     pub ledger: Option<String>,
     pub ledger_sha256: Option<String>,
+    /// What the plugin's census covered (`hooks`, `autouse fixtures`): a record of an
+    /// older plugin covers hooks alone.
+    pub census: Vec<String>,
     /// Why FZ404 refuses the record (another commit, another ledger); empty when it is
     /// of the commit and ledger under judgement. See [`Runs::judge_identity`].
     pub refused: Vec<String>,
@@ -341,6 +344,37 @@ impl Runs {
         }
     }
 
+    /// For a command that reads the last run when given none (`freeze add`, `brief`): a
+    /// note for each record of another commit than `head`, whose tests may not be this
+    /// tree's (a test added since is not in it).
+    pub fn other_commits(&self, head: Option<&str>) -> Vec<String> {
+        let short = |c: &str| c.chars().take(12).collect::<String>();
+        self.headers
+            .iter()
+            .filter(|h| h.commit.as_deref() != head)
+            .map(|h| {
+                format!(
+                    "{} is the run of {}, not of HEAD ({})",
+                    h.file,
+                    h.commit.as_deref().map_or("no commit".into(), short),
+                    head.map_or("no commit".into(), short)
+                )
+            })
+            .collect()
+    }
+
+    /// What every record's census covered (FZ606 compares a run's census with the base
+    /// run's only in what both covered).
+    pub fn census(&self) -> Vec<String> {
+        let mut covered = self
+            .headers
+            .first()
+            .map(|h| h.census.clone())
+            .unwrap_or_default();
+        covered.retain(|kind| self.headers.iter().all(|h| h.census.contains(kind)));
+        covered
+    }
+
     /// Whether FZ404 refuses a record: then nothing of the run is a fact for the rules.
     pub fn is_refused(&self) -> bool {
         self.headers.iter().any(|h| !h.refused.is_empty())
@@ -562,6 +596,7 @@ struct Header {
     complete: Option<bool>,
     /// Why the plugin found the run incomplete.
     incomplete: Option<String>,
+    census: Option<Vec<String>>,
     saw_collected: bool,
     saw_tests: bool,
     /// The top-level keys read so far: a key twice is an error, never "last one wins".
@@ -602,6 +637,7 @@ impl<'de> DeserializeSeed<'de> for Field<'_, '_> {
             "ledger" => header.ledger = Deserialize::deserialize(de)?,
             "ledger_sha256" => header.ledger_sha256 = Deserialize::deserialize(de)?,
             "complete" => header.complete = Deserialize::deserialize(de)?,
+            "census" => header.census = Deserialize::deserialize(de)?,
             "incomplete" => header.incomplete = Deserialize::deserialize(de)?,
             "tests" => {
                 header.saw_tests = true;
@@ -1032,6 +1068,7 @@ fn check_header(source: &Source, header: Header) -> Result<RecordHeader, GateErr
         dirty: header.dirty,
         ledger: header.ledger,
         ledger_sha256: header.ledger_sha256,
+        census: header.census.unwrap_or_else(|| vec!["hooks".to_string()]),
         refused: Vec::new(),
     })
 }
@@ -1142,6 +1179,18 @@ mod tests {
         assert_eq!(runs.digest_of("t.py::c"), None);
         assert_eq!(runs.deselected.iter().collect::<Vec<_>>(), ["u.py::d"]);
         assert_eq!(runs.samples.distinct("p.py::p"), Some(9));
+    }
+
+    /// What a census covered is what every merged record's covered: a shard of an older
+    /// plugin (no `census`) makes the whole run's hooks alone.
+    #[test]
+    fn the_census_covers_what_every_record_covered() {
+        let full = r#""collected": ["t.py::a"], "tests": {"t.py::a": {"outcome": "passed"}}, "census": ["hooks", "autouse fixtures"]"#;
+        let older = r#""collected": ["t.py::b"], "tests": {"t.py::b": {"outcome": "passed"}}"#;
+        let runs = parse(&[compact(full)]).unwrap();
+        assert_eq!(runs.census(), ["hooks", "autouse fixtures"]);
+        let runs = parse(&[compact(full), compact(older)]).unwrap();
+        assert_eq!(runs.census(), ["hooks"]);
     }
 
     /// On Windows the plugin's text-mode write ends the record with CRLF, and a record
