@@ -1626,3 +1626,77 @@ fn a_frozen_test_that_runs_no_project_code_is_exit_2() {
     assert_contains(&stderr, "tests/test_inventory.py");
     assert!(!dir.path().join("gate/proof.json").exists());
 }
+
+/// A proof stopped by a signal (a CI job's timeout) stops the pytest runs it started,
+/// the fork server's forked ones included, and removes its scratch copy.
+#[test]
+fn a_proof_stopped_by_sigterm_leaves_no_process_and_no_scratch_copy() {
+    let marks = tempfile::tempdir().unwrap();
+    let started = marks.path().join("started");
+    // The deposit says it runs (its pid), then takes far longer than the test waits.
+    let slow = format!(
+        "\nimport os, time\n\n@given(st.integers(0, 100), st.integers(1, 100))\ndef test_reserve_prop(stock, qty):\n    with open({:?}, \"a\") as mark:\n        mark.write(f\"{{os.getpid()}}\\n\")\n    time.sleep(120)\n",
+        started.display().to_string()
+    );
+    let dir = project(&slow, FROZEN);
+    let scratch_parent = marks.path().join("tmp");
+    std::fs::create_dir(&scratch_parent).unwrap();
+    let mut command = common::freezegate(dir.path());
+    hermetic(&mut command)
+        .arg("prove")
+        .arg("--python")
+        .arg(python())
+        .env_remove("VIRTUAL_ENV")
+        .env("TMPDIR", &scratch_parent)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    let waited = std::time::Instant::now();
+    while !started.exists() {
+        if waited.elapsed() > std::time::Duration::from_secs(300)
+            || child.try_wait().unwrap().is_some()
+        {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "the deposit never ran:\n{}\n{}",
+                text(&out.stdout),
+                text(&out.stderr)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(
+        std::fs::read_dir(&scratch_parent).unwrap().count() > 0,
+        "the scratch copy is under TMPDIR while the proof runs"
+    );
+    // SAFETY: kill(2) of the child this test started and has not reaped.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(128 + libc::SIGTERM),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_contains(
+        &text(&out.stderr),
+        "freezegate: stopped by signal 15; the pytest runs it started are stopped and its scratch copy removed (nothing written)",
+    );
+    let left: Vec<_> = std::fs::read_dir(&scratch_parent)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "the scratch copy is removed: {left:?}");
+    // The sleeping deposit's process is gone (or a zombie nobody has reaped yet).
+    let pids = std::fs::read_to_string(&started).unwrap();
+    for pid in pids.lines() {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let state = stat.rsplit(')').next().unwrap_or("").trim_start();
+        assert!(
+            stat.is_empty() || state.starts_with('Z'),
+            "the deposit's process {pid} still runs: {stat}"
+        );
+    }
+    assert!(!dir.path().join("gate/proof.json").exists());
+}

@@ -39,7 +39,9 @@ pub fn main() -> ExitCode {
             });
         }
     };
-    match run(cli) {
+    let outcome = run(cli);
+    crate::prove::interrupt::wait_if_stopping();
+    match outcome {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
             eprint!(

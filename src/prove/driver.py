@@ -744,6 +744,21 @@ def _warm_up(args: list[str]) -> dict:
     return {"status": status, "imported": sorted(hits) if known else None}
 
 
+# The run the fork server is waiting for: stopped with the server (`_stop`).
+_running: int | None = None
+
+
+def _stop(signum: int, _frame: object) -> None:
+    """SIGTERM or SIGINT (prove stopped by a signal): the run forked last, in its own
+    process group (a terminal's Ctrl-C does not reach it), goes too, then the server."""
+    if _running is not None:
+        try:
+            os.killpg(_running, signal.SIGKILL)
+        except OSError:
+            pass
+    os._exit(128 + signum)
+
+
 def _pytest_in_child(args: list[str], mutant: str, out: str, log: str, record: str) -> int:
     """Forks a child that runs `pytest.main(args)` with `mutant` active in each test's
     call phase, recording (`record`) which mutated functions run outside it
@@ -759,6 +774,8 @@ def _pytest_in_child(args: list[str], mutant: str, out: str, log: str, record: s
         return pid
     code = 1
     try:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         os.setpgid(0, 0)
         _redirect(log, stdin=True)
         os.environ["FREEZEGATE_PROVE_MUTANT"] = mutant
@@ -792,7 +809,10 @@ def serve() -> None:
     mutmut's own fork server does the same (its `forkserver_warmup = collect`): a run
     pays for its tests, not for Python's and pytest's start. Where there is no fork,
     each run is a new `python driver.py pytest`."""
+    global _running
     replies = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    for stopping in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(stopping, _stop)
     # `python -m pytest` puts the working directory first on sys.path; so does this.
     sys.path[0] = os.getcwd()
     os.environ["MUTANT_UNDER_TEST"] = ""
@@ -805,7 +825,9 @@ def serve() -> None:
         elif hasattr(os, "fork"):
             pid = _pytest_in_child(request["args"], request["mutant"], request["out"], request["log"],
                                    request["record"])
+            _running = pid
             reply = {"status": _wait(pid, request["limit"])}
+            _running = None
         else:  # pragma: no cover (Windows)
             import subprocess
 

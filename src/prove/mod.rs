@@ -7,6 +7,7 @@
 //! what the tests import. The result is the proof record `check --proof` judges.
 
 pub mod engine;
+pub mod interrupt;
 pub mod measure;
 pub mod pool;
 pub mod removed;
@@ -400,6 +401,7 @@ struct Workshop {
 
 impl Workshop {
     fn new(config: &Config, python: &Path) -> Result<Workshop, GateError> {
+        interrupt::install();
         let scratch = scratch::Scratch::copy(&config.repo_root)?;
         let work = scratch.work_dir();
         let driver = Driver::new(python.to_path_buf(), &work)?;

@@ -355,6 +355,7 @@ fn wait_for(
     limit: Duration,
 ) -> Result<(Option<i32>, String, bool), GateError> {
     use std::io::Read;
+    let _watched = super::interrupt::Watched::child(&child);
     let mut stdout = child.stdout.take().expect("piped");
     let mut stderr = child.stderr.take().expect("piped");
     let out_reader = std::thread::spawn(move || {

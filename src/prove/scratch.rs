@@ -10,6 +10,8 @@ use crate::error::GateError;
 
 pub struct Scratch {
     _dir: tempfile::TempDir,
+    /// Removed when a signal ends prove, as when the scratch is dropped.
+    _watched: super::interrupt::WatchedDir,
     /// The copy of the repository root.
     pub root: PathBuf,
     source: PathBuf,
@@ -82,6 +84,7 @@ impl Scratch {
             .map_err(|e| {
                 GateError::usage(format!("prove: cannot make a scratch directory: {e}"))
             })?;
+        let watched = super::interrupt::WatchedDir::new(dir.path());
         let root = dir.path().join("tree");
         for name in &names {
             let from = repo_root.join(name);
@@ -105,6 +108,7 @@ impl Scratch {
         }
         Ok(Scratch {
             _dir: dir,
+            _watched: watched,
             root,
             source: repo_root.to_path_buf(),
         })

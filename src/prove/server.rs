@@ -41,6 +41,8 @@ impl Record {
 
 pub struct ForkServer {
     child: Child,
+    /// Stopped with prove when a signal ends it.
+    _watched: super::interrupt::Watched,
     requests: Option<ChildStdin>,
     replies: BufReader<ChildStdout>,
     /// What the server printed before its warm-up, and the warm-up's output (where the
@@ -80,11 +82,13 @@ impl ForkServer {
             .stderr(Stdio::from(errors))
             .spawn()
             .map_err(|e| driver.cannot_run(e))?;
+        let watched = super::interrupt::Watched::child(&child);
         let requests = child.stdin.take().expect("piped");
         let replies = BufReader::new(child.stdout.take().expect("piped"));
         let warm_log = runner.work.join(format!("warm-{slot}.log"));
         let mut server = ForkServer {
             child,
+            _watched: watched,
             requests: Some(requests),
             replies,
             logs: [log, warm_log.clone()],
