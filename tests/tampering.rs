@@ -82,7 +82,7 @@ fn the_controls_pass_a_benign_patch_and_fail_an_honest_failure() {
     assert_eq!((exit, found(&report)), (Some(0), vec![]), "{said}");
     // The broken price, untampered: pytest exits 1 and the record's outcome says so.
     let verdict = judged(nothing);
-    refused_at(&verdict, "FZ609", "tests/test_app.py", 14);
+    refused_at(&verdict, "FZ609", "tests/test_app.py", 15);
     common::assert_contains(
         violation(&verdict.1, "FZ609")["message"].as_str().unwrap(),
         "the run record shows 1 test failed or errored: tests/test_app.py::test_cases[3] (failed)",
@@ -110,7 +110,7 @@ fn a_runtestloop_wrapper_that_zeroes_the_failures_is_refused_by_the_record_s_out
     );
     refused_at(&verdict, "FZ607", "conftest.py", 7);
     refused_at(&verdict, "FZ606", "conftest.py", 4);
-    refused_at(&verdict, "FZ609", "tests/test_app.py", 14);
+    refused_at(&verdict, "FZ609", "tests/test_app.py", 15);
     common::assert_contains(
         said,
         "pytest exited with status 0, but 1 test failed or errored",

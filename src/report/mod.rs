@@ -346,6 +346,8 @@ fn source_line(
     };
     let line = match find {
         None => line,
+        // The `def` (or `class`) itself, below its decorators.
+        Some("statement") => statement,
         // pytest gives a class's markers like a module's: no `pytestmark` line means the
         // marker decorates the class.
         Some("pytestmark") => lines
