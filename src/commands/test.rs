@@ -864,9 +864,10 @@ fn load_config(
             let text = toml::to_string(&table).map_err(|e| {
                 GateError::new(&case_source.name, format!("[config] cannot be merged: {e}"))
             })?;
+            // Lines are the merged text's: the name says so, not the inherited file's.
             let mut name = format!("{case_name}/{CASE_FILE} [config]");
             if let Some((_, source)) = inherited {
-                name.push_str(&format!(" over {}", source.name));
+                name.push_str(&format!(" (merged over {})", source.name));
             }
             SourceFile::new(name, virtual_path, text)
         }
