@@ -1627,10 +1627,12 @@ fn a_frozen_test_that_runs_no_project_code_is_exit_2() {
     assert!(!dir.path().join("gate/proof.json").exists());
 }
 
-/// A proof stopped by a signal (a CI job's timeout) stops the pytest runs it started,
-/// the fork server's forked ones included, and removes its scratch copy.
-#[test]
-fn a_proof_stopped_by_sigterm_leaves_no_process_and_no_scratch_copy() {
+/// A proof stopped by a signal stops the pytest runs it started, the fork server's
+/// forked ones included, and removes its scratch copy: `signal` sent to prove alone (a
+/// CI job's timeout) or to its whole process group (a terminal's Ctrl-C).
+#[cfg(unix)]
+fn a_proof_stopped_by(signal: libc::c_int, whole_group: bool) {
+    use std::os::unix::process::CommandExt;
     let marks = tempfile::tempdir().unwrap();
     let started = marks.path().join("started");
     // The deposit says it runs (its pid), then takes far longer than the test waits.
@@ -1648,6 +1650,7 @@ fn a_proof_stopped_by_sigterm_leaves_no_process_and_no_scratch_copy() {
         .arg(python())
         .env_remove("VIRTUAL_ENV")
         .env("TMPDIR", &scratch_parent)
+        .process_group(0)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
     let mut child = command.spawn().unwrap();
@@ -1670,18 +1673,20 @@ fn a_proof_stopped_by_sigterm_leaves_no_process_and_no_scratch_copy() {
         std::fs::read_dir(&scratch_parent).unwrap().count() > 0,
         "the scratch copy is under TMPDIR while the proof runs"
     );
-    // SAFETY: kill(2) of the child this test started and has not reaped.
-    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+    let pid = child.id() as libc::pid_t;
+    // SAFETY: kill(2) of the child this test started (or its process group, which it
+    // leads) before it is reaped.
+    unsafe { libc::kill(if whole_group { -pid } else { pid }, signal) };
     let out = child.wait_with_output().unwrap();
     assert_eq!(
         out.status.code(),
-        Some(128 + libc::SIGTERM),
+        Some(128 + signal),
         "{}",
         text(&out.stderr)
     );
     assert_contains(
         &text(&out.stderr),
-        "freezegate: stopped by signal 15; the pytest runs it started are stopped and its scratch copy removed (nothing written)",
+        &format!("freezegate: stopped by signal {signal}; the pytest runs it started are stopped and its scratch copy removed"),
     );
     let left: Vec<_> = std::fs::read_dir(&scratch_parent)
         .unwrap()
@@ -1699,4 +1704,16 @@ fn a_proof_stopped_by_sigterm_leaves_no_process_and_no_scratch_copy() {
         );
     }
     assert!(!dir.path().join("gate/proof.json").exists());
+}
+
+#[cfg(unix)]
+#[test]
+fn a_proof_stopped_by_sigterm_leaves_no_process_and_no_scratch_copy() {
+    a_proof_stopped_by(libc::SIGTERM, false);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_proof_stopped_by_ctrl_c_on_its_process_group_leaves_no_process_and_no_scratch_copy() {
+    a_proof_stopped_by(libc::SIGINT, true);
 }

@@ -45,6 +45,8 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &ProveArgs) -> Result<u
     let path = cwd.join(&args.output);
     let mut text = serde_json::to_string_pretty(&proven.record).expect("a proof record serializes");
     text.push('\n');
+    // A proof a signal stopped is not written (the stopping thread ends the process).
+    prove::interrupt::wait_if_stopping();
     write_atomic(&path, text.as_bytes())?;
     print!(
         "{}",

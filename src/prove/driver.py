@@ -744,12 +744,15 @@ def _warm_up(args: list[str]) -> dict:
     return {"status": status, "imported": sorted(hits) if known else None}
 
 
-# The run the fork server is waiting for: stopped with the server (`_stop`).
+# The run the fork server is waiting for: stopped with the server (`_stop`), on the
+# signals that stop prove (a terminal's hang-up reaches the server, not its forked run,
+# which has a process group of its own).
 _running: int | None = None
+_STOPPING = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP) if hasattr(signal, "SIGHUP") else (signal.SIGTERM, signal.SIGINT)
 
 
 def _stop(signum: int, _frame: object) -> None:
-    """SIGTERM or SIGINT (prove stopped by a signal): the run forked last, in its own
+    """SIGTERM, SIGINT or SIGHUP (prove stopped by a signal): the run forked last, in its own
     process group (a terminal's Ctrl-C does not reach it), goes too, then the server."""
     if _running is not None:
         try:
@@ -765,8 +768,10 @@ def _pytest_in_child(args: list[str], mutant: str, out: str, log: str, record: s
     (`outside_call`) or which each test's call phase runs (`hits`); returns its pid."""
     sys.stdout.flush()
     sys.stderr.flush()
+    global _running
     pid = os.fork()
     if pid:
+        _running = pid
         try:
             os.setpgid(pid, pid)
         except OSError:  # it already did, or has ended
@@ -774,7 +779,8 @@ def _pytest_in_child(args: list[str], mutant: str, out: str, log: str, record: s
         return pid
     code = 1
     try:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        for stopping in _STOPPING:
+            signal.signal(stopping, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)
         os.setpgid(0, 0)
         _redirect(log, stdin=True)
@@ -811,7 +817,7 @@ def serve() -> None:
     each run is a new `python driver.py pytest`."""
     global _running
     replies = os.fdopen(os.dup(1), "w", encoding="utf-8")
-    for stopping in (signal.SIGTERM, signal.SIGINT):
+    for stopping in _STOPPING:
         signal.signal(stopping, _stop)
     # `python -m pytest` puts the working directory first on sys.path; so does this.
     sys.path[0] = os.getcwd()
@@ -825,8 +831,8 @@ def serve() -> None:
         elif hasattr(os, "fork"):
             pid = _pytest_in_child(request["args"], request["mutant"], request["out"], request["log"],
                                    request["record"])
-            _running = pid
             reply = {"status": _wait(pid, request["limit"])}
+            _running = None  # reaped: its pid may be another's now
             _running = None
         else:  # pragma: no cover (Windows)
             import subprocess

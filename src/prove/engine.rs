@@ -115,9 +115,15 @@ impl Driver {
     }
 
     fn run(&self, args: &[&str], cwd: &Path) -> Result<Output, GateError> {
-        self.command(args, cwd)
-            .output()
-            .map_err(|e| self.cannot_run(e))
+        let child = self
+            .command(args, cwd)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .map_err(|e| self.cannot_run(e))?;
+        let _watched = super::interrupt::Watched::child(&child);
+        child.wait_with_output().map_err(|e| self.cannot_run(e))
     }
 
     fn json<T: serde::de::DeserializeOwned>(

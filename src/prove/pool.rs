@@ -355,7 +355,7 @@ fn wait_for(
     limit: Duration,
 ) -> Result<(Option<i32>, String, bool), GateError> {
     use std::io::Read;
-    let _watched = super::interrupt::Watched::child(&child);
+    let watched = super::interrupt::Watched::child(&child);
     let mut stdout = child.stdout.take().expect("piped");
     let mut stderr = child.stderr.take().expect("piped");
     let out_reader = std::thread::spawn(move || {
@@ -383,6 +383,9 @@ fn wait_for(
             Err(e) => return Err(GateError::usage(format!("prove: waiting for pytest: {e}"))),
         }
     };
+    // Reaped: not to be signalled (its output may still be held open by a process it
+    // left behind, which the readers wait for).
+    drop(watched);
     let mut text: String = out_reader.join().unwrap_or_default();
     let errors: String = err_reader.join().unwrap_or_default();
     text.push_str(&errors);

@@ -87,6 +87,9 @@ impl Scratch {
         let watched = super::interrupt::WatchedDir::new(dir.path());
         let root = dir.path().join("tree");
         for name in &names {
+            if super::interrupt::stopping() {
+                break; // the stopping thread removes the copy and ends the process
+            }
             let from = repo_root.join(name);
             let to = root.join(name);
             let Ok(meta) = std::fs::symlink_metadata(&from) else {
