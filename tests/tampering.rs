@@ -70,12 +70,13 @@ fn refused_at(verdict: &(Option<i32>, Value, String), code: &str, file: &str, li
 
 #[test]
 fn the_controls_pass_a_benign_patch_and_fail_an_honest_failure() {
-    // A patch adding an ordinary test passes.
+    // A patch adding an ordinary test module passes, its own autouse fixture with it
+    // (it reaches the module's new tests alone).
     let project = Project::new();
     project.base_then_patch(|p| {
         p.write(
             "tests/test_more.py",
-            "import pytest\n\nfrom tests.test_app import price\n\n\ndef test_zero():\n    with pytest.raises(TypeError):\n        price(None)\n    assert price(0) == 0\n",
+            "import pytest\n\nfrom tests.test_app import price\n\n\n@pytest.fixture(autouse=True)\ndef plain_prices(monkeypatch):\n    monkeypatch.setenv(\"PRICE_MODE\", \"plain\")\n\n\ndef test_zero():\n    with pytest.raises(TypeError):\n        price(None)\n    assert price(0) == 0\n",
         );
     });
     let (exit, report, said) = project.supervised(Some(SHIPPED), &[]);

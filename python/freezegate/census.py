@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import inspect
 import os
 import sys
 import sysconfig
@@ -139,23 +140,37 @@ class Census:
                     self._add(name, impl)
 
     def sweep_fixtures(self, session: Any) -> None:
-        """Every autouse fixture registered now (and every fixture ini ``usefixtures``
-        names): one runs around each test it reaches without the test asking for it, so it
-        can swap what the test calls (a ``monkeypatch`` of the code under test) as a hook
-        can. Read from pytest's fixture manager, whose layout is private and has changed
-        between releases: where it cannot be read, :attr:`covers` says hooks alone."""
+        """Every autouse fixture registered now: one runs around each test it reaches
+        without the test asking for it, so it can swap what the test calls (a
+        ``monkeypatch`` of the code under test) as a hook can. Each entry says where it
+        reaches (``reaches``: the node ids of the directories, modules and classes that
+        list it; a test module's own reaches that module's tests alone). Read from
+        pytest's fixture manager, whose layout is private and has changed between
+        releases: where it cannot be read, :attr:`covers` says hooks alone."""
         manager = getattr(session, "_fixturemanager", None)
         listed = [getattr(manager, name, None) for name in ("_node_autousenames", "_nodeid_autousenames")]
         if not any(isinstance(names, dict) for names in listed) or not _has_definitions(manager):
             return
-        names = {name for names in listed if isinstance(names, dict) for each in names.values() for name in each}
-        for name in sorted(names):
+        reaches: Dict[str, set] = {}
+        for by_node in listed:
+            for node, names in (by_node or {}).items() if isinstance(by_node, dict) else ():
+                node_id = node if isinstance(node, str) else str(getattr(node, "nodeid", ""))
+                for name in names:
+                    reaches.setdefault(name, set()).add(node_id)
+        for name in sorted(reaches):
             for definition in _definitions(manager, name):
                 if getattr(definition, "_autouse", True):
-                    self._add(AUTOUSE, None, getattr(definition, "func", None), name)
+                    function = getattr(definition, "func", None)
+                    try:  # a fixture under functools.wraps (mock.patch): its own code
+                        function = inspect.unwrap(function)
+                    except ValueError:
+                        pass
+                    self._add(AUTOUSE, None, function, name, sorted(reaches[name]))
         self.covers = COVERS
 
-    def _add(self, hook: str, impl: Any, function: Any = None, name: Optional[str] = None) -> None:
+    def _add(
+        self, hook: str, impl: Any, function: Any = None, name: Optional[str] = None, reaches: Optional[List[str]] = None
+    ) -> None:
         if impl is not None:
             function = impl.function
         path = _code_file(function)
@@ -177,6 +192,8 @@ class Census:
             "line": code.co_firstlineno if code is not None and file else None,
             "wrapper": bool(getattr(impl, "hookwrapper", False) or getattr(impl, "wrapper", False)),
         }
+        if reaches is not None:
+            entry["reaches"] = reaches
         if getattr(impl, "tryfirst", False):
             entry["order"] = "tryfirst"
         elif getattr(impl, "trylast", False):

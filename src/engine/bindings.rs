@@ -436,6 +436,12 @@ pub fn register(engine: &mut Engine, pytest_root: String, repo_root: std::path::
                                 .map_or(Dynamic::UNIT, |l| Dynamic::from_int(INT::from(l))),
                         );
                         map.insert("wrapper".into(), h.wrapper.into());
+                        map.insert(
+                            "reaches".into(),
+                            Dynamic::from_array(
+                                h.reaches.iter().map(|n| Dynamic::from(n.clone())).collect(),
+                            ),
+                        );
                         map.insert("key".into(), h.key_text().into());
                         Dynamic::from_map(map)
                     })

@@ -117,6 +117,10 @@ pub struct HookImpl {
     pub line: Option<u32>,
     #[serde(default)]
     pub wrapper: bool,
+    /// An autouse fixture's reach: the node ids (a directory, a module, a class) that
+    /// list it.
+    #[serde(default)]
+    pub reaches: Vec<String>,
 }
 
 /// A selecting option of pytest's ini `addopts` (`--deselect`, `-k`, `-m`, `--ignore`,
@@ -133,15 +137,13 @@ pub struct AddoptsOption {
 
 impl HookImpl {
     /// What identifies an implementation across runs: not its line, which moves with
-    /// every edit above it.
+    /// every edit above it, nor, where its file is known, its module's name, which
+    /// pytest's import mode and an `__init__.py` decide (`test_a` or `tests.test_a`).
     pub fn key_text(&self) -> String {
-        format!(
-            "{}|{}|{}|{}",
-            self.hook,
-            self.plugin,
-            self.function,
-            self.file.as_deref().unwrap_or("")
-        )
+        match &self.file {
+            Some(file) => format!("{}||{}|{file}", self.hook, self.function),
+            None => format!("{}|{}|{}|", self.hook, self.plugin, self.function),
+        }
     }
 }
 
