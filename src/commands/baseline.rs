@@ -87,15 +87,11 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &BaselineArgs) -> Resul
     // dropped, may still skip where it runs: only what this run saw can be pruned (as
     // FZ605 reports it).
     let runs = facts.loaded.runs.get();
-    let collected = match runs {
-        Some(runs) => Some(&runs.collected),
-        None => facts.loaded.collected.get(),
+    let collected = facts.loaded.collected.get();
+    let seen = |test_id: &str| match runs {
+        Some(runs) => runs.saw(test_id),
+        None => collected.is_some_and(|set| set.any_under(test_id)),
     };
-    let withdrawn = |test_id: &str| {
-        runs.is_some_and(|r| r.deselected.contains(test_id) || r.dropped.contains(test_id))
-    };
-    let seen =
-        |test_id: &str| collected.is_some_and(|set| set.any_under(test_id)) && !withdrawn(test_id);
     for entry in &existing.entries {
         let id = (entry.test_id.clone(), entry.kind.clone());
         if args.prune && !now.contains(&id) && seen(&entry.test_id) {

@@ -71,9 +71,12 @@ fn last_runs(cwd: &Path, config: &Config) -> Option<Runs> {
                 "note: the frozen test's cases are read from {}",
                 names.join(", ")
             );
-            let head = crate::git::head_commit(&config.repo_root);
-            for stale in runs.iter().flat_map(|r| r.other_commits(head.as_deref())) {
-                eprintln!("note: {stale}: pass --run RECORD for this tree's cases");
+            if let Some(runs) = &runs {
+                crate::commands::note_other_commits(
+                    runs,
+                    config,
+                    "pass --run RECORD for this tree's cases",
+                );
             }
             runs
         }

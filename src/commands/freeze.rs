@@ -232,9 +232,12 @@ fn collection(
         names.join(", ")
     );
     let runs = crate::inputs::run_record::Runs::load(&last)?;
-    let head = crate::git::head_commit(&config.repo_root);
-    for stale in runs.iter().flat_map(|r| r.other_commits(head.as_deref())) {
-        eprintln!("note: {stale}: a test added since is not in it (pass --collect to collect now)");
+    if let Some(runs) = &runs {
+        crate::commands::note_other_commits(
+            runs,
+            config,
+            "a test added since is not in it (pass --collect to collect now)",
+        );
     }
     Ok(runs.map(|r| r.collected))
 }

@@ -126,7 +126,8 @@ pub fn run(cwd: &Path, args: &crate::cli::InitArgs) -> Result<u8, GateError> {
     ignore_generated(&root)?;
     let (plugin, pytest_config) = enable_plugin(&root)?;
     if let Some(name) = pytest_config {
-        if let Some(strict) = read(&root, name)?.as_deref().and_then(warnings_are_errors) {
+        let text = read(&root, name)?;
+        if let Some(strict) = text.and_then(|text| warnings_are_errors(name, &text)) {
             println!("note     {name} turns pytest's warnings into errors ({strict}): where freezegate is not installed, pytest stops at `Unknown config option: freezegate`; install it in every environment that runs the tests ({})", crate::docs_url!("faq/"));
         }
     }
@@ -240,41 +241,40 @@ fn enable_plugin(root: &Path) -> Result<(&'static str, Option<&'static str>), Ga
 }
 
 /// What in a pytest config makes an unknown option (`PytestConfigWarning`) an error:
-/// pytest 9's `strict` or `strict_config`, `--strict-config` or `-W error` in addopts, or
-/// `filterwarnings` whose last entry that applies to it is an `error` (pytest applies
-/// them in order, the last match wins).
-fn warnings_are_errors(text: &str) -> Option<&'static str> {
-    static STRICT: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    static ENTRIES: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    let strict = STRICT.get_or_init(|| {
-        regex::Regex::new(
-            r"(?m)^\s*(strict(_config)?\s*=\s*true\b|addopts\s*=.*(--strict-config|-W\s*error\b|-Werror\b))",
-        )
-        .expect("a valid pattern")
-    });
-    if let Some(found) = strict.captures(text) {
-        return Some(match found.get(3) {
-            Some(option) if option.as_str() == "--strict-config" => "--strict-config",
-            Some(_) => "-W error",
-            None => "strict",
-        });
+/// pytest 9's `strict` or `strict_config`, `--strict-config` in addopts, or the last
+/// warning filter that applies to it being an `error` (pytest applies `filterwarnings`
+/// in order, then addopts' `-W`, and the last match wins). Read from the pytest section
+/// of `name` alone (another tool's `strict` is not pytest's).
+fn warnings_are_errors(name: &str, text: &str) -> Option<&'static str> {
+    let options = pytest_options(name, text)?;
+    let yes = |value: &str| value.eq_ignore_ascii_case("true") || value == "1";
+    if options.strict.iter().any(|v| yes(v)) {
+        return Some("strict");
     }
-    // `filterwarnings = [...]` (TOML) or `filterwarnings =` with entries on its line and
-    // the indented lines after it (INI).
-    let entries = ENTRIES.get_or_init(|| {
-        regex::Regex::new(r"(?m)^\s*filterwarnings\s*=\s*(\[[^\]]*\]|.*(\n[ \t]+\S.*)*)")
-            .expect("a valid pattern")
-    });
-    let value = entries.captures(text)?.get(1)?.as_str();
-    let listed: Vec<&str> = if value.starts_with('[') {
-        value.split(['"', '\'']).skip(1).step_by(2).collect()
-    } else {
-        value
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty())
-            .collect()
-    };
+    let mut addopts = options.addopts.iter().map(String::as_str);
+    let mut filters: Vec<(&str, &'static str)> = options
+        .filterwarnings
+        .iter()
+        .map(|f| (f.as_str(), "filterwarnings = error"))
+        .collect();
+    while let Some(option) = addopts.next() {
+        match option {
+            "--strict-config" => return Some("--strict-config"),
+            "-W" | "--pythonwarnings" => {
+                if let Some(filter) = addopts.next() {
+                    filters.push((filter, "-W error"));
+                }
+            }
+            _ => {
+                let filter = option
+                    .strip_prefix("--pythonwarnings=")
+                    .or_else(|| option.strip_prefix("-W"));
+                if let Some(filter) = filter {
+                    filters.push((filter.trim_start_matches('='), "-W error"));
+                }
+            }
+        }
+    }
     // The categories an unknown option's PytestConfigWarning is an instance of.
     const APPLIES: [&str; 8] = [
         "",
@@ -286,11 +286,104 @@ fn warnings_are_errors(text: &str) -> Option<&'static str> {
         "pytest.PytestConfigWarning",
         "builtins.Warning",
     ];
-    let last = listed.iter().rev().find(|entry| {
-        let category = entry.split(':').nth(2).unwrap_or("").trim();
+    let (last, why) = filters.iter().rev().find(|(filter, _)| {
+        let category = filter.split(':').nth(2).unwrap_or("").trim();
         APPLIES.contains(&category)
     })?;
-    (last.split(':').next()?.trim() == "error").then_some("filterwarnings = error")
+    (last.split(':').next()?.trim() == "error").then_some(*why)
+}
+
+/// The options of a pytest config that decide whether warnings are errors.
+#[derive(Default)]
+struct PytestOptions {
+    /// `strict` and `strict_config`, as written.
+    strict: Vec<String>,
+    /// addopts, split into its options.
+    addopts: Vec<String>,
+    filterwarnings: Vec<String>,
+}
+
+/// The pytest section of `name`: `[tool.pytest.ini_options]` or `[tool.pytest]` of a
+/// pyproject.toml, `[tool:pytest]` of a setup.cfg, `[pytest]` of a pytest.ini or tox.ini
+/// (an INI value goes on over the indented lines after its key).
+fn pytest_options(name: &str, text: &str) -> Option<PytestOptions> {
+    let mut options = PytestOptions::default();
+    if name.ends_with(".toml") {
+        let doc: toml::Table = toml::from_str(text).ok()?;
+        let tool = doc.get("tool")?.get("pytest")?;
+        let section = tool.get("ini_options").unwrap_or(tool).as_table()?;
+        let strings = |value: &toml::Value| -> Vec<String> {
+            match value {
+                toml::Value::Array(items) => items
+                    .iter()
+                    .filter_map(|v| v.as_str().map(str::to_string))
+                    .collect(),
+                toml::Value::String(s) => vec![s.clone()],
+                other => vec![other.to_string()],
+            }
+        };
+        for (key, value) in section {
+            match key.as_str() {
+                "strict" | "strict_config" => options.strict.extend(strings(value)),
+                "addopts" => options.addopts.extend(
+                    strings(value)
+                        .iter()
+                        .flat_map(|s| s.split_whitespace().map(str::to_string)),
+                ),
+                "filterwarnings" => options.filterwarnings.extend(
+                    strings(value)
+                        .iter()
+                        .flat_map(|s| s.lines().map(|l| l.trim().to_string()))
+                        .filter(|l| !l.is_empty()),
+                ),
+                _ => {}
+            }
+        }
+        return Some(options);
+    }
+    let header = if name == "setup.cfg" {
+        "[tool:pytest]"
+    } else {
+        "[pytest]"
+    };
+    let body = &text[ini_section(text, header)?];
+    let mut key: Option<String> = None;
+    let mut values: Vec<(String, String)> = Vec::new();
+    for line in body.lines() {
+        let trimmed = line.trim();
+        if trimmed.is_empty() || trimmed.starts_with(['#', ';']) {
+            continue;
+        }
+        if line.starts_with([' ', '\t']) {
+            if let (Some(_), Some(last)) = (&key, values.last_mut()) {
+                last.1.push('\n');
+                last.1.push_str(trimmed);
+            }
+            continue;
+        }
+        let Some((k, v)) = trimmed.split_once(['=', ':']) else {
+            key = None;
+            continue;
+        };
+        key = Some(k.trim().to_string());
+        values.push((k.trim().to_string(), v.trim().to_string()));
+    }
+    for (key, value) in values {
+        match key.as_str() {
+            "strict" | "strict_config" => options.strict.push(value),
+            "addopts" => options
+                .addopts
+                .extend(value.split_whitespace().map(str::to_string)),
+            "filterwarnings" => options.filterwarnings.extend(
+                value
+                    .lines()
+                    .map(|l| l.trim().to_string())
+                    .filter(|l| !l.is_empty()),
+            ),
+            _ => {}
+        }
+    }
+    Some(options)
 }
 
 fn read(root: &Path, name: &str) -> Result<Option<String>, GateError> {
@@ -393,27 +486,38 @@ mod tests {
 
     #[test]
     fn a_config_that_turns_warnings_into_errors_is_seen_in_each_format() {
-        for (strict, why) in [
-            ("[tool:pytest]\nfilterwarnings =\n    error\n    ignore::DeprecationWarning\n", "filterwarnings = error"),
-            ("[tool:pytest]\nfilterwarnings =\n    ignore::UserWarning\n    error\n", "filterwarnings = error"),
-            ("[pytest]\nfilterwarnings = error\n", "filterwarnings = error"),
-            ("[pytest]\nfilterwarnings =\n    error::pytest.PytestWarning\n", "filterwarnings = error"),
-            ("[tool.pytest.ini_options]\nfilterwarnings = [\"error\", \"ignore::DeprecationWarning\"]\n", "filterwarnings = error"),
-            ("[pytest]\naddopts = --strict-config -q\n", "--strict-config"),
-            ("[pytest]\naddopts = -q -W error\n", "-W error"),
-            ("[tool.pytest]\nstrict = true\n", "strict"),
+        for (name, strict, why) in [
+            ("setup.cfg", "[tool:pytest]\nfilterwarnings =\n    error\n    ignore::DeprecationWarning\n", "filterwarnings = error"),
+            ("setup.cfg", "[tool:pytest]\nfilterwarnings =\n    ignore::UserWarning\n    error\n", "filterwarnings = error"),
+            ("pytest.ini", "[pytest]\nfilterwarnings = error\n", "filterwarnings = error"),
+            ("pytest.ini", "[pytest]\nfilterwarnings =\n    error::pytest.PytestWarning\n", "filterwarnings = error"),
+            ("pyproject.toml", "[tool.pytest.ini_options]\nfilterwarnings = [\"error\", \"ignore::DeprecationWarning\"]\n", "filterwarnings = error"),
+            ("pytest.ini", "[pytest]\naddopts = --strict-config -q\n", "--strict-config"),
+            // On a continuation line of a multi-line addopts.
+            ("tox.ini", "[pytest]\naddopts =\n    -q\n    --strict-config\n", "--strict-config"),
+            ("pyproject.toml", "[tool.pytest.ini_options]\naddopts = [\n  \"-q\",\n  \"--strict-config\",\n]\n", "--strict-config"),
+            ("pytest.ini", "[pytest]\naddopts = -q -W error\n", "-W error"),
+            ("pytest.ini", "[pytest]\naddopts = -q -Werror\n", "-W error"),
+            ("pyproject.toml", "[tool.pytest]\nstrict = true\n", "strict"),
+            ("pytest.ini", "[pytest]\nstrict = True\n", "strict"),
+            ("pytest.ini", "[pytest]\nstrict_config = true\n", "strict"),
         ] {
-            assert_eq!(warnings_are_errors(strict), Some(why), "{strict}");
+            assert_eq!(warnings_are_errors(name, strict), Some(why), "{strict}");
         }
-        for lenient in [
-            "[pytest]\nfilterwarnings =\n    error::DeprecationWarning\n",
-            "[pytest]\naddopts = -q\n\n[flake8]\nselect = error\n",
-            "[tool.pytest.ini_options]\nfilterwarnings = [\"ignore::UserWarning\"]\n",
+        for (name, lenient) in [
+            ("pytest.ini", "[pytest]\nfilterwarnings =\n    error::DeprecationWarning\n"),
+            ("setup.cfg", "[tool:pytest]\naddopts = -q\n\n[flake8]\nselect = error\n"),
+            ("pyproject.toml", "[tool.pytest.ini_options]\nfilterwarnings = [\"ignore::UserWarning\"]\n"),
             // The last entry that applies wins: an ignore of UserWarning after `error`.
-            "[tool.pytest.ini_options]\nfilterwarnings = [\"error\", \"ignore::UserWarning\"]\n",
-            "[pytest]\n# addopts = --strict-config\naddopts = -q\n",
+            ("pyproject.toml", "[tool.pytest.ini_options]\nfilterwarnings = [\"error\", \"ignore::UserWarning\"]\n"),
+            ("pytest.ini", "[pytest]\n# addopts = --strict-config\naddopts = -q\n"),
+            // Another tool's strict, and a -W of a category the config warning is not.
+            ("pyproject.toml", "[tool.mypy]\nstrict = true\n\n[tool.pytest.ini_options]\naddopts = \"-q\"\n"),
+            ("pytest.ini", "[pytest]\naddopts = -W error::DeprecationWarning\n"),
+            // addopts' -W comes after filterwarnings: its ignore wins.
+            ("pytest.ini", "[pytest]\nfilterwarnings = error\naddopts = -W ignore::UserWarning\n"),
         ] {
-            assert_eq!(warnings_are_errors(lenient), None, "{lenient}");
+            assert_eq!(warnings_are_errors(name, lenient), None, "{lenient}");
         }
     }
 

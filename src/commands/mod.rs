@@ -53,6 +53,19 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// For a command that read the last run's record because it was given none: a note for
+/// each record of another commit than HEAD, with what to do about it.
+pub(crate) fn note_other_commits(
+    runs: &crate::inputs::run_record::Runs,
+    config: &crate::config::Config,
+    instead: &str,
+) {
+    let head = crate::git::head_commit(&config.repo_root);
+    for stale in runs.other_commits(head.as_deref()) {
+        eprintln!("note: {stale}: {instead}");
+    }
+}
+
 pub fn run(cli: Cli) -> Result<u8, GateError> {
     let cwd = std::env::current_dir()
         .map_err(|e| GateError::usage(format!("cannot read the working directory: {e}")))?;

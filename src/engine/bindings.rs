@@ -399,6 +399,10 @@ pub fn register(engine: &mut Engine, pytest_root: String, repo_root: std::path::
             },
         )
         .register_fn(
+            "saw",
+            |r: &mut crate::inputs::run_record::Runs, id: &str| r.saw(id),
+        )
+        .register_fn(
             "lines",
             |r: &mut crate::inputs::run_record::Runs, id: &str| {
                 r.lines_of(id).map_or(Dynamic::UNIT, |(first, last)| {

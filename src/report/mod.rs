@@ -346,7 +346,8 @@ fn source_line(
     };
     let line = match find {
         None => line,
-        // The `def` (or `class`) itself, below its decorators.
+        // The `def` (or `class`) itself, below its decorators (the first decorator's
+        // line when they run longer than 30 lines: a long parametrize table).
         Some("statement") => statement,
         // pytest gives a class's markers like a module's: no `pytestmark` line means the
         // marker decorates the class.

@@ -346,6 +346,16 @@ impl Runs {
         }
     }
 
+    /// Whether the run saw `test_id` (a test, or a file for a collection skip): it
+    /// collected it and did not deselect or drop it. What FZ605 and `baseline --prune`
+    /// judge a skip baseline's entry by: a run of part of the suite says nothing of the
+    /// rest.
+    pub fn saw(&self, test_id: &str) -> bool {
+        self.collected.any_under(test_id)
+            && !self.deselected.contains(test_id)
+            && !self.dropped.contains(test_id)
+    }
+
     /// For a command that reads the last run when given none (`freeze add`, `brief`): a
     /// note for each record of another commit than `head`, whose tests may not be this
     /// tree's (a test added since is not in it).
