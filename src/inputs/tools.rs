@@ -249,22 +249,21 @@ pub fn selection_changes(
     for file in changed.iter() {
         let name = file.rsplit('/').next().unwrap_or(file);
         let what = match name {
-            "conftest.py" => Some(
-                "a conftest.py (its hooks and fixtures decide what is collected and skipped)"
-                    .to_string(),
-            ),
-            "pytest.ini" => Some("pytest.ini".to_string()),
+            "conftest.py" => Some(format!(
+                "{file}, a conftest (its hooks and fixtures decide what is collected and skipped)"
+            )),
+            "pytest.ini" => Some(file.to_string()),
             "pyproject.toml" => at_base(file)
                 .filter(|then| pyproject_pytest(then) != pyproject_pytest(&now(file)))
-                .map(|_| "pytest's section of pyproject.toml ([tool.pytest])".to_string()),
+                .map(|_| format!("pytest's section of {file} ([tool.pytest])")),
             "tox.ini" => at_base(file)
                 .filter(|then| ini_section(then, "pytest") != ini_section(&now(file), "pytest"))
-                .map(|_| "the [pytest] section of tox.ini".to_string()),
+                .map(|_| format!("the [pytest] section of {file}")),
             "setup.cfg" => at_base(file)
                 .filter(|then| {
                     ini_section(then, "tool:pytest") != ini_section(&now(file), "tool:pytest")
                 })
-                .map(|_| "the [tool:pytest] section of setup.cfg".to_string()),
+                .map(|_| format!("the [tool:pytest] section of {file}")),
             _ => None,
         };
         if let Some(what) = what {
