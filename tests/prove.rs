@@ -264,7 +264,18 @@ fn hollow_deposits_fail_fz210_naming_a_surviving_mutant() {
         } else {
             &[]
         };
-        proved(dir.path(), jobs);
+        let out = prove(dir.path(), jobs);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        // Off a terminal, each phase of a long proof says it starts (a CI log).
+        let stderr = text(&out.stderr);
+        for phase in [
+            "freezegate prove: tests/test_inventory.py::test_reserve_takes_qty: the frozen test runs alone on each of ",
+            "; the rest of the suite runs once, to find the other tests that run them",
+            ": the other tests that reach them run on each of ",
+            "its properties run on its unique kills (",
+        ] {
+            assert_contains(&stderr, phase);
+        }
         let proof = record(dir.path(), "gate/proof.json");
         let freeze = &proof["freezes"][0];
         assert_eq!(freeze["frozen_clean"], "passed", "{name}: {freeze}");

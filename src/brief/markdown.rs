@@ -126,7 +126,7 @@ pub fn render(brief: &Brief) -> String {
     );
     let _ = writeln!(
         out,
-        "- FZ210 (`freezegate prove`): the properties fail by an assert on at least {:.0} % of the mutants the frozen test fails on by a check in the code at stake (when its kills are unknown: {:.0} % of all of them). A mutant they only crash on (the broken code raises) is not counted: a property that asserts nothing crashes on it too.",
+        "- FZ210 (`freezegate prove`): the properties fail by an assert on at least {:.0} % of the frozen test's unique kills: the mutants of the code at stake it fails on by a check and no other test of the suite fails on (when its kills are unknown: {:.0} % of all of them; a frozen test with no unique kill withdraws nothing and owes no share). A mutant they only crash on (the broken code raises) is not counted: a property that asserts nothing crashes on it too.",
         t.min_kill_share * 100.0,
         t.min_mutation_score * 100.0
     );

@@ -676,6 +676,7 @@ def pytest_runtest_logreport(report):
     if report.failed or (report.when == "call") or (report.when == "setup" and report.skipped):
         _record({"test": report.nodeid, "when": report.when, "outcome": report.outcome,
                  "checked": bool(getattr(report, "freezegate_checked", False)),
+                 "xfail": hasattr(report, "wasxfail"),
                  "duration": report.duration})
 
 

@@ -596,7 +596,9 @@ fn nothing_measured(test_id: &str, files: &[String], test_files: &BTreeSet<Strin
     .with_help(
         "a test that runs no function of the project guards none: deleting it is the honest \
          option; if it does call the project, its code was imported from outside the \
-         repository (an installed copy in site-packages: install it editable, `pip install -e .`)",
+         repository: an installed copy in site-packages, or another checkout an editable \
+         install points at (a git worktree's main tree): install this checkout editable \
+         (`pip install -e .`) or put its source first on PYTHONPATH",
     )
 }
 
@@ -835,6 +837,25 @@ fn run_mutants(
             bar.inc(1);
         }
     };
+    // Off a terminal (a CI log) each phase says it starts, so a long proof shows where
+    // it is.
+    let test_id = freeze.test_id.clone();
+    let phase = move |what: String| {
+        if !options.progress {
+            eprintln!("freezegate prove: {test_id}: {what}");
+        }
+    };
+    phase(format!(
+        "{} on each of {} ({} at a time, each stopped after {} s)",
+        if frozen_known {
+            "the frozen test runs alone"
+        } else {
+            "the frozen test and its properties run"
+        },
+        crate::words::count_of(runs.len(), "mutant"),
+        servers.len(),
+        limit.as_secs()
+    ));
     let begun = Instant::now();
     let result = pool::run_all(runner, &mut servers, &runs, limit, deadline, &tick)?;
     let mut took = begun.elapsed();
@@ -870,9 +891,29 @@ fn run_mutants(
         freeze.mutants.push(mutant);
     }
     let others_cut = !result.budget_hit
-        && killed_by_others(freeze, runner, &mut servers, left_out, limit, deadline)?;
+        && killed_by_others(
+            freeze,
+            runner,
+            &mut servers,
+            left_out,
+            limit,
+            deadline,
+            &phase,
+        )?;
     let mut deposits_cut = false;
     if frozen_known && !result.budget_hit && !others_cut && !freeze.properties.is_empty() {
+        phase(format!(
+                "its properties run on its unique kills ({})",
+                crate::words::count_of(
+                    freeze
+                        .mutants
+                        .iter()
+                        .filter(|m| m.killed_by_frozen == Some(true)
+                            && m.killed_by_others != Some(true))
+                        .count(),
+                    "mutant"
+                )
+            ));
         let begun = Instant::now();
         deposits_cut = properties_on_unique_kills(freeze, runner, &mut servers, limit, deadline)?;
         took += begun.elapsed();
@@ -956,6 +997,7 @@ fn killed_by_others(
     left_out: &[String],
     limit: Duration,
     deadline: Option<Instant>,
+    phase: &dyn Fn(String),
 ) -> Result<bool, GateError> {
     let killed: Vec<usize> = (0..freeze.mutants.len())
         .filter(|i| freeze.mutants[*i].killed_by_frozen == Some(true))
@@ -963,6 +1005,10 @@ fn killed_by_others(
     if killed.is_empty() {
         return Ok(false);
     }
+    phase(format!(
+        "it kills {}; the rest of the suite runs once, to find the other tests that run them",
+        crate::words::count_of(killed.len(), "mutant")
+    ));
     let suite_limit = deadline.map_or(SUITE_TIMEOUT, |d| {
         SUITE_TIMEOUT.min(d.saturating_duration_since(Instant::now()))
     });
@@ -990,6 +1036,10 @@ fn killed_by_others(
             asked.push(i);
         }
     }
+    phase(format!(
+        "the other tests that reach them run on each of {} (each run stops at its first kill)",
+        crate::words::count_of(runs.len(), "kill")
+    ));
     let mut first_kill = runner.clone();
     first_kill.extra.push("-x".into());
     let limit = limit.max(suite.duration * 2);

@@ -464,6 +464,9 @@ fn read_outcomes(path: &Path) -> Outcomes {
             }
             "failed" => Verdict::Failed,
             "skipped" => Verdict::Skipped,
+            // An xfail-marked test that passed: had it failed, pytest would have said
+            // xfailed, never failed, so it kills no mutant and is not run on one.
+            _ if value.get("xfail").and_then(|v| v.as_bool()) == Some(true) => Verdict::Skipped,
             _ => Verdict::Passed,
         };
         if running.as_deref() == Some(id) {
@@ -572,6 +575,16 @@ mod tests {
         r#"{"test": "t.py::test_p", "when": "call", "outcome": "passed", "checked": false}"#;
     const FORGED_KILL: &str =
         r#"{"test": "t.py::test_p", "when": "call", "outcome": "failed", "checked": true}"#;
+
+    /// A non-strict xfail test that passes (xpassed) could never be failed by a mutant
+    /// (pytest would say xfailed): it is not a passing test the kills are asked of.
+    #[test]
+    fn an_xpassed_test_is_not_a_passing_one() {
+        let xpassed = r#"{"test": "t.py::test_p", "when": "call", "outcome": "passed", "checked": false, "xfail": true}"#;
+        let read = outcomes(&[START, xpassed]);
+        assert_eq!(read.seen, vec![("t.py::test_p".into(), Verdict::Skipped)]);
+        assert!(!read.seen[0].1.kills());
+    }
 
     #[test]
     fn a_kill_a_fixture_writes_beside_pytest_s_report_is_forged() {
