@@ -385,6 +385,64 @@ fn an_autouse_fixture_that_monkeypatches_the_code_under_test_is_fz606_at_its_lin
     );
 }
 
+/// The same fixture, not autouse: the module's `pytestmark` applies it to every test.
+const RESTORE_THE_PRICE_BY_MARK: &str = r#"
+
+pytestmark = pytest.mark.usefixtures("steady_prices")
+
+
+@pytest.fixture
+def steady_prices(monkeypatch):
+    monkeypatch.setattr(f"{__name__}.price", lambda amount: max(0, amount))
+"#;
+
+#[test]
+fn a_fixture_a_usefixtures_mark_applies_to_the_module_is_fz606_at_its_line() {
+    let verdict = judged(|p| {
+        let text = std::fs::read_to_string(p.root.join("tests/test_app.py")).unwrap();
+        p.write(
+            "tests/test_app.py",
+            &format!("{text}{RESTORE_THE_PRICE_BY_MARK}"),
+        );
+    });
+    let (_, report, said) = &verdict;
+    let line = APP.lines().count() as u64 + 6;
+    refused_at(&verdict, "FZ606", "tests/test_app.py", line);
+    assert_eq!(
+        found(report),
+        ["FZ606"],
+        "the broken case passes: the fixture is the one finding\n{said}"
+    );
+    common::assert_contains(
+        violation(report, "FZ606")["message"].as_str().unwrap(),
+        "adds the fixture steady_prices, which a usefixtures mark of tests/test_app.py applies and the base run did not have",
+    );
+}
+
+#[test]
+fn a_conftest_fixture_the_ini_file_s_usefixtures_applies_is_fz606_at_its_line() {
+    let verdict = judged(|p| {
+        p.write(
+            "conftest.py",
+            "import pytest\n\n\n@pytest.fixture\ndef steady_prices(request, monkeypatch):\n    monkeypatch.setattr(request.module, \"price\", lambda amount: max(0, amount))\n",
+        );
+        edit(
+            p,
+            "pytest.ini",
+            "freezegate = true\n",
+            "freezegate = true\nusefixtures = steady_prices\n",
+        );
+    });
+    let (_, report, said) = &verdict;
+    refused_at(&verdict, "FZ606", "conftest.py", 4);
+    common::assert_contains(
+        violation(report, "FZ606")["message"].as_str().unwrap(),
+        "conftest.py:4 adds the fixture steady_prices, which the ini file's usefixtures applies",
+    );
+    // The ini file and the conftest changed: FZ502 says so, a warning beside the refusal.
+    assert_eq!(found(report), ["FZ502", "FZ606"], "{said}");
+}
+
 #[test]
 fn a_property_that_asserts_only_under_a_proof_and_monkeypatching_the_plugin_are_fz607() {
     let verdict = judged(|p| {

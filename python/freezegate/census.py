@@ -56,7 +56,10 @@ Key = Tuple[str, str, str, str]
 # the record says so, so that a base run of an older plugin (or of a pytest whose fixture
 # manager could not be read) is not read as having no autouse fixtures.
 AUTOUSE = "autouse fixture"
-COVERS = ["hooks", "autouse fixtures"]
+# A fixture that modules, classes or the ini file's ``usefixtures`` apply to every test
+# they hold (``pytestmark = pytest.mark.usefixtures(...)``): autouse in all but name.
+USEFIXTURES = "usefixtures fixture"
+COVERS = ["hooks", "autouse fixtures", "usefixtures"]
 
 
 def in_scope(hook: str) -> bool:
@@ -160,13 +163,35 @@ class Census:
         for name in sorted(reaches):
             for definition in _definitions(manager, name):
                 if getattr(definition, "_autouse", True):
-                    function = getattr(definition, "func", None)
-                    try:  # a fixture under functools.wraps (mock.patch): its own code
-                        function = inspect.unwrap(function)
-                    except ValueError:
-                        pass
-                    self._add(AUTOUSE, None, function, name, sorted(reaches[name]))
+                    self._add(AUTOUSE, None, _own_code(definition), name, sorted(reaches[name]))
+        self._sweep_usefixtures(session)
         self.covers = COVERS
+
+    def _sweep_usefixtures(self, session: Any) -> None:
+        """Every fixture a ``usefixtures`` mark of a module, class or package (or the ini
+        file's ``usefixtures``, which reaches every test) applies to the tests it holds,
+        read from each collected test (under xdist, a worker's). A mark on the test
+        function itself is the test's own edit, like an argument it asks for."""
+        ini = [str(name) for name in session.config.getini("usefixtures") or ()]
+        reaches: Dict[Tuple[str, int], Tuple[str, Any, set]] = {}
+        for item in getattr(session, "items", None) or ():
+            info = getattr(item, "_fixtureinfo", None)
+            by_name = getattr(info, "name2fixturedefs", None)
+            if not isinstance(by_name, dict):
+                continue
+            marked = [("", name) for name in ini]
+            for node, mark in item.iter_markers_with_node(name="usefixtures"):
+                if node is not item:
+                    marked.extend((node.nodeid, str(name)) for name in mark.args)
+            for node_id, name in marked:
+                definitions = by_name.get(name)
+                if not definitions or getattr(definitions[-1], "_autouse", False):
+                    continue  # unknown (pytest's own error), or listed as autouse
+                definition = definitions[-1]  # the one this test gets
+                found = reaches.setdefault((name, id(definition)), (name, definition, set()))
+                found[2].add(node_id)
+        for name, definition, nodes in reaches.values():
+            self._add(USEFIXTURES, None, _own_code(definition), name, sorted(nodes))
 
     def _add(
         self, hook: str, impl: Any, function: Any = None, name: Optional[str] = None, reaches: Optional[List[str]] = None
@@ -223,6 +248,15 @@ def _definitions(manager: Any, name: str) -> Iterable[Any]:
                 yield from definitions
         elif found:
             yield from found
+
+
+def _own_code(definition: Any) -> Any:
+    """A fixture definition's function, under any ``functools.wraps`` (mock.patch)."""
+    function = getattr(definition, "func", None)
+    try:
+        return inspect.unwrap(function)
+    except ValueError:
+        return function
 
 
 def merge(*censuses: List[Dict[str, Any]]) -> List[Dict[str, Any]]:

@@ -31,8 +31,8 @@ pub struct RecordHeader {
     pub dirty: bool,
     pub ledger: Option<String>,
     pub ledger_sha256: Option<String>,
-    /// What the plugin's census covered (`hooks`, `autouse fixtures`): a record of an
-    /// older plugin covers hooks alone.
+    /// What the plugin's census covered (`hooks`, `autouse fixtures`, `usefixtures`): a
+    /// record of an older plugin covers less.
     pub census: Vec<String>,
     /// Why FZ404 refuses the record (another commit, another ledger); empty when it is
     /// of the commit and ledger under judgement. See [`Runs::judge_identity`].
@@ -117,8 +117,8 @@ pub struct HookImpl {
     pub line: Option<u32>,
     #[serde(default)]
     pub wrapper: bool,
-    /// An autouse fixture's reach: the node ids (a directory, a module, a class) that
-    /// list it.
+    /// An autouse or usefixtures fixture's reach: the node ids (a directory, a module, a
+    /// class; `""` for the ini file's `usefixtures`) that list or mark it.
     #[serde(default)]
     pub reaches: Vec<String>,
 }
