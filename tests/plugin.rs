@@ -472,6 +472,19 @@ fn freeze_add_without_run_checks_against_the_last_record_and_takes_an_expiry_dat
         &text(&out.stderr),
         "a test added since is not in it (pass --collect to collect now)",
     );
+    // A run of the properties' file alone says nothing of tests/test_app.py: collected
+    // now, the mistyped id is refused with the nearest one (not as absent from the run).
+    project.record(&["tests/test_props.py"], "gate/run.json");
+    let out = add("tests/test_app.py::test_case[2]", &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    common::assert_contains(
+        &text(&out.stderr),
+        "note: gate/run.json did not run tests/test_app.py (a run of part of the suite): the test ids are checked against the collection of `",
+    );
+    common::assert_contains(
+        &text(&out.stdout),
+        "is not in the collection; did you mean tests/test_app.py::test_cases[2],",
+    );
     // An expiry past the window is refused as --days would be (FZ104), then one inside it.
     let out = add(
         "tests/test_app.py::test_cases[2]",
