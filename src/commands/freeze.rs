@@ -227,10 +227,6 @@ fn collection(
         return collect();
     }
     let names: Vec<&str> = last.iter().map(|input| input.name.as_str()).collect();
-    eprintln!(
-        "note: test ids checked against the collection of {}",
-        names.join(", ")
-    );
     let runs = crate::inputs::run_record::Runs::load(&last)?;
     // A run of part of the suite (`pytest tests/test_props.py`) says nothing of the files
     // it did not collect: the ids of another file are checked against a collection now.
@@ -247,6 +243,10 @@ fn collection(
         );
         return collect();
     }
+    eprintln!(
+        "note: test ids checked against the collection of {}",
+        names.join(", ")
+    );
     if let Some(runs) = &runs {
         crate::commands::note_other_commits(
             runs,

@@ -1020,15 +1020,31 @@ fn killed_by_others(
         .filter(|(id, _)| !left_out.iter().any(|out| pool::covers(out, id)))
         .collect();
     freeze.others = others.len() as u64;
+    // The cheapest tests first: a quick test of the function alone is the likeliest
+    // first kill, and a run that kills early stops early.
+    let cost = |id: &str| {
+        (
+            suite.durations.get(id).copied().unwrap_or(f64::MAX),
+            suite.hits.get(id).map_or(usize::MAX, Vec::len),
+        )
+    };
     let mut runs = Vec::new();
     let mut asked = Vec::new();
     for i in killed {
         let mutant = &mut freeze.mutants[i];
-        let tests: Vec<String> = others
+        let mut tests: Vec<String> = others
             .iter()
             .filter(|(_, ran)| ran.iter().any(|f| is_mutant_of(&mutant.id, f)))
             .map(|(id, _)| id.to_string())
             .collect();
+        tests.sort_by(|a, b| {
+            let (a_cost, b_cost) = (cost(a), cost(b));
+            a_cost
+                .0
+                .total_cmp(&b_cost.0)
+                .then(a_cost.1.cmp(&b_cost.1))
+                .then(a.cmp(b))
+        });
         if tests.is_empty() {
             mutant.killed_by_others = Some(false);
         } else {
@@ -1043,13 +1059,50 @@ fn killed_by_others(
     let mut first_kill = runner.clone();
     first_kill.extra.push("-x".into());
     let limit = limit.max(suite.duration * 2);
-    let result = pool::run_all(&first_kill, servers, &runs, limit, deadline, &|| {})?;
-    for (i, run) in asked.into_iter().zip(result.runs) {
-        if let Some(run) = run {
-            freeze.mutants[i].killed_by_others = Some(run.verdicts.values().any(|v| v.kills()));
+    // In two waves: one mutant of each function, then the rest, each with the test that
+    // killed its function's first mutant run first (the same check often kills them all).
+    let mut functions = BTreeSet::new();
+    let (first, rest): (Vec<usize>, Vec<usize>) =
+        (0..runs.len()).partition(|&k| functions.insert(function_of(&runs[k].0)));
+    let mut killers: BTreeMap<&str, String> = BTreeMap::new();
+    let mut budget_hit = false;
+    for wave in [first, rest] {
+        if budget_hit || wave.is_empty() {
+            continue;
+        }
+        let wave_runs: Vec<(String, Vec<String>)> = wave
+            .iter()
+            .map(|&k| {
+                let (id, tests) = &runs[k];
+                let mut tests = tests.clone();
+                let killer = killers.get(function_of(id));
+                if let Some(at) = killer.and_then(|killer| tests.iter().position(|t| t == killer)) {
+                    let killer = tests.remove(at);
+                    tests.insert(0, killer);
+                }
+                (id.clone(), tests)
+            })
+            .collect();
+        let result = pool::run_all(&first_kill, servers, &wave_runs, limit, deadline, &|| {})?;
+        budget_hit |= result.budget_hit;
+        for (&k, run) in wave.iter().zip(result.runs) {
+            let Some(run) = run else { continue };
+            let killer = run.verdicts.iter().find(|(_, v)| v.kills());
+            freeze.mutants[asked[k]].killed_by_others = Some(killer.is_some());
+            if let Some((killer, _)) = killer {
+                killers
+                    .entry(function_of(&runs[k].0))
+                    .or_insert_with(|| killer.clone());
+            }
         }
     }
-    Ok(result.budget_hit)
+    Ok(budget_hit)
+}
+
+/// The function a mutant (`module.x_f__mutmut_3`) is of (`module.x_f`).
+fn function_of(id: &str) -> &str {
+    id.rsplit_once("__mutmut_")
+        .map_or(id, |(function, _)| function)
 }
 
 /// Whether mutant `id` (`module.x_f__mutmut_3`) is a mutant of `function`

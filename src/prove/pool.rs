@@ -297,6 +297,8 @@ pub struct SuiteRun {
     pub passed: BTreeSet<String>,
     /// Test id -> the mutated functions (`module.mangled_name`) its call phase ran.
     pub hits: BTreeMap<String, Vec<String>>,
+    /// Test id -> how long its call phase took on the unmutated code, in seconds.
+    pub durations: BTreeMap<String, f64>,
     pub duration: Duration,
 }
 
@@ -343,6 +345,7 @@ impl Runner {
         Ok(SuiteRun {
             passed: reported.difference(&failed).cloned().collect(),
             hits: outcomes.hits,
+            durations: outcomes.durations,
             duration: started.elapsed(),
         })
     }
@@ -404,6 +407,8 @@ struct Outcomes {
     outside: BTreeMap<String, Vec<String>>,
     /// (The run of the suite) the mutated functions each test's call phase ran.
     hits: BTreeMap<String, Vec<String>>,
+    /// How long each test's call phase took, in seconds.
+    durations: BTreeMap<String, f64>,
     /// A report pytest cannot have made: a phase of a test reported twice (but for a
     /// rerun plugin's `rerun`), or a call after its setup failed or skipped. Something in
     /// the test process wrote to the outcomes (a fixture forging kills).
@@ -430,6 +435,7 @@ fn read_outcomes(path: &Path) -> Outcomes {
         running,
         outside,
         hits,
+        durations,
         forged,
     } = &mut outcomes;
     // Each phase's last report by test, and whether its setup failed or skipped.
@@ -473,6 +479,9 @@ fn read_outcomes(path: &Path) -> Outcomes {
             *running = None;
         }
         let phase = when.unwrap_or("call");
+        if let (Some(took), "call") = (value.get("duration").and_then(|v| v.as_f64()), phase) {
+            durations.insert(id.to_string(), took);
+        }
         let key = (id.to_string(), phase.to_string());
         let setup = reported.get(&(id.to_string(), "setup".to_string()));
         if forged.is_none() {
