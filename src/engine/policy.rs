@@ -190,10 +190,36 @@ pub fn load(
     for spec in specs {
         match spec {
             PolicySpec::Builtin => {
-                for (file, text) in BUILTIN {
-                    let name = format!("builtin:{file}");
-                    let source = SourceFile::new(name.clone(), PathBuf::from(&name), text);
-                    scripts.extend(compile(engine, name, source)?);
+                // Compiling is most of a small check: half of the pack compiles on
+                // another core (the inputs load beside it on a third thread).
+                let compile_builtin = |files: &[(&str, &str)]| {
+                    files
+                        .iter()
+                        .map(|(file, text)| {
+                            let name = format!("builtin:{file}");
+                            let source = SourceFile::new(name.clone(), PathBuf::from(&name), *text);
+                            compile(engine, name, source)
+                        })
+                        .collect::<Vec<_>>()
+                };
+                let total: usize = BUILTIN.iter().map(|(_, text)| text.len()).sum();
+                let mut size = 0;
+                let half = BUILTIN
+                    .iter()
+                    .position(|(_, text)| {
+                        size += text.len();
+                        size * 2 >= total
+                    })
+                    .map_or(BUILTIN.len(), |at| at + 1);
+                let (first, second) = BUILTIN.split_at(half);
+                let compiled = std::thread::scope(|scope| {
+                    let other = crate::threads::spawn_scoped(scope, || compile_builtin(second));
+                    let mut compiled = compile_builtin(first);
+                    compiled.extend(other.join().expect("compiling does not panic"));
+                    compiled
+                });
+                for script in compiled {
+                    scripts.extend(script?);
                 }
             }
             PolicySpec::Dir { path, name } => {
