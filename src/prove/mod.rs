@@ -67,6 +67,12 @@ pub struct Timing {
 /// that loops forever), and counts as failed for the test it was in.
 const TIMEOUT_FACTOR: u32 = 10;
 const MIN_TIMEOUT: Duration = Duration::from_secs(10);
+/// The least time limit of a run whose own unmutated time is known (the frozen test
+/// alone, the other tests on a kill): a mutant that loops forever costs this, not
+/// [`MIN_TIMEOUT`] (pyrsistent: three loops were two thirds of a proof).
+const MIN_RUN_TIMEOUT: Duration = Duration::from_secs(3);
+/// What starting a forked pytest session costs on top of its tests, at least.
+const SESSION_START: Duration = Duration::from_millis(500);
 /// The unmutated runs (one under coverage) get this long.
 const CLEAN_TIMEOUT: Duration = Duration::from_secs(600);
 /// How many times a frozen test that fails alone is run before it is said to fail
@@ -809,11 +815,26 @@ fn run_mutants(
             .extend(imported.iter().cloned());
     }
     let limit = (clean.duration * TIMEOUT_FACTOR).max(MIN_TIMEOUT);
+    // The frozen test alone (without its properties' examples) runs far quicker: its own
+    // unmutated run bounds its runs on the mutants.
+    let frozen_known = freeze.frozen_clean == "passed";
+    let alone_limit = match frozen_known {
+        true => {
+            let alone = runner.run(
+                "",
+                std::slice::from_ref(&freeze.test_id),
+                CLEAN_TIMEOUT,
+                0,
+                &mut Via::Server(&mut servers[0]),
+            )?;
+            (alone.duration.max(SESSION_START) * TIMEOUT_FACTOR).clamp(MIN_RUN_TIMEOUT, limit)
+        }
+        false => limit,
+    };
     // A frozen test that passes alone is judged by its unique kills: it runs alone on
     // every mutant, the rest of the suite on its kills, and the properties only on what
     // is left (on a slow deposit, a state machine, most of a proof's time). One that
     // fails alone has unknown kills: the properties run on every mutant beside it.
-    let frozen_known = freeze.frozen_clean == "passed";
     let first: Vec<String> = match frozen_known {
         true => vec![freeze.test_id.clone()],
         false => tests.clone(),
@@ -854,10 +875,10 @@ fn run_mutants(
         },
         crate::words::count_of(runs.len(), "mutant"),
         servers.len(),
-        limit.as_secs()
+        alone_limit.as_secs()
     ));
     let begun = Instant::now();
-    let result = pool::run_all(runner, &mut servers, &runs, limit, deadline, &tick)?;
+    let result = pool::run_all(runner, &mut servers, &runs, &|_| alone_limit, deadline, &tick)?;
     let mut took = begun.elapsed();
     if let Some(bar) = bar {
         bar.finish_and_clear();
@@ -972,7 +993,7 @@ fn properties_on_unique_kills(
         .iter()
         .map(|&i| (freeze.mutants[i].id.clone(), freeze.properties.clone()))
         .collect();
-    let result = pool::run_all(runner, servers, &runs, limit, deadline, &|| {})?;
+    let result = pool::run_all(runner, servers, &runs, &|_| limit, deadline, &|| {})?;
     for (i, run) in unique.into_iter().zip(result.runs) {
         if let Some(run) = run {
             let mut mutant = freeze.mutants[i].clone();
@@ -1058,7 +1079,23 @@ fn killed_by_others(
     ));
     let mut first_kill = runner.clone();
     first_kill.extra.push("-x".into());
+    // A run's limit: ten times what its tests took on the unmutated code (each test's
+    // call, and its share of the suite's setup, teardown and collection), at least
+    // MIN_RUN_TIMEOUT, at most twice the whole suite. Too short a limit would count a
+    // slow run as a kill by the other tests, and take a unique kill away: the factor is
+    // wide.
     let limit = limit.max(suite.duration * 2);
+    let called: f64 = suite.durations.values().sum();
+    let reported = suite.durations.len().max(1) as f64;
+    let per_test = (suite.duration.as_secs_f64() - called).max(0.0) / reported;
+    let run_limit = |tests: &[String]| {
+        let took: f64 = tests
+            .iter()
+            .map(|t| suite.durations.get(t).copied().unwrap_or(suite.duration.as_secs_f64()) + per_test)
+            .sum();
+        (Duration::from_secs_f64(took).max(SESSION_START) * TIMEOUT_FACTOR)
+            .clamp(MIN_RUN_TIMEOUT, limit)
+    };
     // In two waves: one mutant of each function, then the rest, each with the test that
     // killed its function's first mutant run first (the same check often kills them all).
     let mut functions = BTreeSet::new();
@@ -1083,7 +1120,7 @@ fn killed_by_others(
                 (id.clone(), tests)
             })
             .collect();
-        let result = pool::run_all(&first_kill, servers, &wave_runs, limit, deadline, &|| {})?;
+        let result = pool::run_all(&first_kill, servers, &wave_runs, &run_limit, deadline, &|| {})?;
         budget_hit |= result.budget_hit;
         for (&k, run) in wave.iter().zip(result.runs) {
             let Some(run) = run else { continue };

@@ -508,12 +508,12 @@ pub struct PoolResult {
 }
 
 /// Runs each mutant's tests (`runs`: mutant, tests) on it, one run at a time on each of
-/// `servers`, until `deadline`.
+/// `servers`, until `deadline`; a run of `tests` is stopped after `limit(tests)`.
 pub fn run_all(
     runner: &Runner,
     servers: &mut [ForkServer],
     runs: &[(String, Vec<String>)],
-    limit: Duration,
+    limit: &(dyn Fn(&[String]) -> Duration + Sync),
     deadline: Option<Instant>,
     progress: &(dyn Fn() + Sync),
 ) -> Result<PoolResult, GateError> {
@@ -538,8 +538,8 @@ pub fn run_all(
                 };
                 // The budget bounds each run too: a run cut short by it proves nothing.
                 let limit = match deadline {
-                    Some(d) => limit.min(d.saturating_duration_since(Instant::now())),
-                    None => limit,
+                    Some(d) => limit(tests).min(d.saturating_duration_since(Instant::now())),
+                    None => limit(tests),
                 };
                 match runner.run(mutant, tests, limit, slot, &mut Via::Server(server)) {
                     Ok(run) if deadline.is_some_and(|d| Instant::now() >= d) => {
