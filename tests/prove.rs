@@ -1351,6 +1351,57 @@ fn mutants_of_import_time_code_are_judged_in_the_call_and_endless_ones_stopped()
     assert!(proof["complete"] == true, "{proof}");
 }
 
+/// A test whose call phase runs past its limit (prove's call-limits file, from its
+/// unmutated time) is stopped inside the test process: it fails, as a hang does, and the
+/// run goes on to the next test; so a mutant that loops forever in the first of a run's
+/// tests costs that test's limit, not the whole run's.
+#[test]
+fn a_call_past_its_limit_fails_inside_the_test_process_and_the_run_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        "test_loop.py",
+        "def test_loop():\n    n = 1\n    while n > 0:\n        n += 1\n\n\ndef test_after():\n    assert True\n",
+    );
+    write(root, "limits.json", r#"{"test_loop.py::test_loop": 0.5}"#);
+    let driver = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/prove");
+    let mut child = hermetic(&mut std::process::Command::new(python()))
+        .args([
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "driver",
+        ])
+        .args(["--freezegate-prove-call-limits=limits.json", "test_loop.py"])
+        .env("PYTHONPATH", &driver)
+        .env("FREEZEGATE_PLUGIN_OFF", "1")
+        .current_dir(root)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Without the limit the loop never ends: stopped here, the test fails.
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(120) {
+            let _ = child.kill();
+            panic!("the endless test was not stopped at its call limit");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    let said = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert_contains(
+        &said,
+        "test_loop.py::test_loop: its call phase ran past 0.5 s on this mutant",
+    );
+    assert_contains(&said, "1 failed, 1 passed");
+}
+
 /// A src-layout package whose clamp also runs at import (`FULL = clamp(1000)`), as
 /// hypothesis-jsonschema's `canonicalish` does.
 const SHELF: &str = r#""""Shelf space."""

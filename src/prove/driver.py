@@ -465,8 +465,27 @@ except ImportError:
         return f
 
 
+def pytest_addoption(parser):
+    parser.addoption("--freezegate-prove-call-limits", default=None, help="(freezegate prove's own)")
+
+
+# Each test's call-phase time limit in seconds, by node id (the other tests' runs on a
+# kill): a mutant that loops forever in the first of many tests costs that test's limit,
+# not the whole run's.
+_call_limits: dict[str, float] = {}
+
+
+class _Hung(BaseException):
+    """A test's call phase ran past its limit (a BaseException: Hypothesis and the test's
+    own `except Exception` let it through, and pytest reports the test failed)."""
+
+
 @_trylast
 def pytest_configure(config):
+    limits = config.getoption("--freezegate-prove-call-limits", default=None)
+    if limits:
+        with open(limits, encoding="utf-8") as f:
+            _call_limits.update(json.load(f))
     try:
         from hypothesis import HealthCheck, Phase, settings
     except ImportError:
@@ -523,6 +542,40 @@ def _checked(call) -> bool:
         return isinstance(error, checks)
 
     return is_check(excinfo.value)
+
+
+def _arm(nodeid: str) -> bool:
+    """Stops test `nodeid`'s call phase with `_Hung` after its limit, if it has one and
+    SIGALRM is free; whether it did (then `_disarm` after the call)."""
+    limit = _call_limits.get(nodeid)
+    if not limit or not _alarm_free():
+        return False
+
+    def expire(_signum, _frame):
+        raise _Hung(f"{nodeid}: its call phase ran past {limit:.1f} s on this mutant")
+
+    signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, limit)
+    return True
+
+
+def _disarm() -> None:
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    signal.signal(signal.SIGALRM, signal.SIG_DFL)
+
+
+def _alarm_free() -> bool:
+    """Whether this process can time a test with SIGALRM without taking it from another
+    (pytest-timeout's signal method, the project's own): the main thread, no handler, no
+    timer running."""
+    import threading
+
+    return (
+        hasattr(signal, "setitimer")
+        and threading.current_thread() is threading.main_thread()
+        and signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, None)
+        and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    )
 
 
 if _hookwrapper is not None:
@@ -632,9 +685,12 @@ def _call_phase(item):
     _current = item.nodeid
     _set_mutant(_MUTMUT_STATS if _hitting else os.environ.get("FREEZEGATE_PROVE_MUTANT", ""))
     _phase = "call"
+    armed = _arm(item.nodeid)
     try:
         yield
     finally:
+        if armed:
+            _disarm()
         _phase = "teardown"
         _set_mutant(_outside_call_mode())
         if measure is not None:

@@ -71,6 +71,8 @@ const MIN_TIMEOUT: Duration = Duration::from_secs(10);
 /// alone, the other tests on a kill): a mutant that loops forever costs this, not
 /// [`MIN_TIMEOUT`] (pyrsistent: three loops were two thirds of a proof).
 const MIN_RUN_TIMEOUT: Duration = Duration::from_secs(3);
+/// The least time limit of one test's call phase in the other tests' runs on a kill.
+const MIN_CALL_TIMEOUT: Duration = Duration::from_secs(2);
 /// What starting a forked pytest session costs on top of its tests, at least.
 const SESSION_START: Duration = Duration::from_millis(500);
 /// The unmutated runs (one under coverage) get this long.
@@ -818,7 +820,7 @@ fn run_mutants(
     // The frozen test alone (without its properties' examples) runs far quicker: its own
     // unmutated run bounds its runs on the mutants.
     let frozen_known = freeze.frozen_clean == "passed";
-    let alone_limit = match frozen_known {
+    let (alone_limit, first_runner) = match frozen_known {
         true => {
             let alone = runner.run(
                 "",
@@ -827,9 +829,16 @@ fn run_mutants(
                 0,
                 &mut Via::Server(&mut servers[0]),
             )?;
-            (alone.duration.max(SESSION_START) * TIMEOUT_FACTOR).clamp(MIN_RUN_TIMEOUT, limit)
+            let limits = BTreeMap::from([(
+                freeze.test_id.clone(),
+                call_limit(alone.duration.as_secs_f64()),
+            )]);
+            (
+                (alone.duration.max(SESSION_START) * TIMEOUT_FACTOR).clamp(MIN_RUN_TIMEOUT, limit),
+                stopping_calls(runner, &limits, "alone")?,
+            )
         }
-        false => limit,
+        false => (limit, runner.clone()),
     };
     // A frozen test that passes alone is judged by its unique kills: it runs alone on
     // every mutant, the rest of the suite on its kills, and the properties only on what
@@ -878,7 +887,14 @@ fn run_mutants(
         alone_limit.as_secs()
     ));
     let begun = Instant::now();
-    let result = pool::run_all(runner, &mut servers, &runs, &|_| alone_limit, deadline, &tick)?;
+    let result = pool::run_all(
+        &first_runner,
+        &mut servers,
+        &runs,
+        &|_| alone_limit,
+        deadline,
+        &tick,
+    )?;
     let mut took = begun.elapsed();
     if let Some(bar) = bar {
         bar.finish_and_clear();
@@ -915,6 +931,7 @@ fn run_mutants(
         && killed_by_others(
             freeze,
             runner,
+            driver,
             &mut servers,
             left_out,
             limit,
@@ -1011,9 +1028,11 @@ fn properties_on_unique_kills(
 /// run with those tests alone, the first kill ending the run (as mutmut's own runner
 /// does). The frozen tests, the deposits and the tests that fail on the unmutated code
 /// are not the rest of the suite. True when the budget ran out first.
+#[allow(clippy::too_many_arguments)]
 fn killed_by_others(
     freeze: &mut FreezeProof,
     runner: &Runner,
+    driver: &Driver,
     servers: &mut [ForkServer],
     left_out: &[String],
     limit: Duration,
@@ -1077,7 +1096,15 @@ fn killed_by_others(
         "the other tests that reach them run on each of {} (each run stops at its first kill)",
         crate::words::count_of(runs.len(), "kill")
     ));
-    let mut first_kill = runner.clone();
+    // Each test's call phase is stopped in the test process after ten times its own
+    // unmutated call: a loop in the first test ends the run at once; the run's limit
+    // (below) is for a process that does not answer.
+    let call_limits: BTreeMap<String, f64> = suite
+        .durations
+        .iter()
+        .map(|(id, took)| (id.clone(), call_limit(*took)))
+        .collect();
+    let mut first_kill = stopping_calls(runner, &call_limits, "others")?;
     first_kill.extra.push("-x".into());
     // A run's limit: ten times what its tests took on the unmutated code (each test's
     // call, and its share of the suite's setup, teardown and collection), at least
@@ -1091,7 +1118,14 @@ fn killed_by_others(
     let run_limit = |tests: &[String]| {
         let took: f64 = tests
             .iter()
-            .map(|t| suite.durations.get(t).copied().unwrap_or(suite.duration.as_secs_f64()) + per_test)
+            .map(|t| {
+                suite
+                    .durations
+                    .get(t)
+                    .copied()
+                    .unwrap_or(suite.duration.as_secs_f64())
+                    + per_test
+            })
             .sum();
         (Duration::from_secs_f64(took).max(SESSION_START) * TIMEOUT_FACTOR)
             .clamp(MIN_RUN_TIMEOUT, limit)
@@ -1101,6 +1135,16 @@ fn killed_by_others(
     let mut functions = BTreeSet::new();
     let (first, rest): (Vec<usize>, Vec<usize>) =
         (0..runs.len()).partition(|&k| functions.insert(function_of(&runs[k].0)));
+    // Servers warmed on the other tests' modules: a run forked from them does not import
+    // its tests' modules again (a quarter of a second a run on pyrsistent).
+    let modules: BTreeSet<&str> = runs
+        .iter()
+        .flat_map(|(_, tests)| tests.iter().map(|t| t.split("::").next().unwrap_or(t)))
+        .collect();
+    let modules: Vec<String> = modules.into_iter().map(String::from).collect();
+    let mut warmed = (0..servers.len())
+        .map(|slot| ForkServer::start(driver, runner, &modules, servers.len() + slot))
+        .collect::<Result<Vec<_>, _>>()?;
     let mut killers: BTreeMap<&str, String> = BTreeMap::new();
     let mut budget_hit = false;
     for wave in [first, rest] {
@@ -1120,7 +1164,14 @@ fn killed_by_others(
                 (id.clone(), tests)
             })
             .collect();
-        let result = pool::run_all(&first_kill, servers, &wave_runs, &run_limit, deadline, &|| {})?;
+        let result = pool::run_all(
+            &first_kill,
+            &mut warmed,
+            &wave_runs,
+            &run_limit,
+            deadline,
+            &|| {},
+        )?;
         budget_hit |= result.budget_hit;
         for (&k, run) in wave.iter().zip(result.runs) {
             let Some(run) = run else { continue };
@@ -1134,6 +1185,34 @@ fn killed_by_others(
         }
     }
     Ok(budget_hit)
+}
+
+/// A test's call-phase limit in seconds, from its unmutated time: ten times it, at least
+/// [`MIN_CALL_TIMEOUT`].
+fn call_limit(took: f64) -> f64 {
+    let limit = (took * f64::from(TIMEOUT_FACTOR)).max(MIN_CALL_TIMEOUT.as_secs_f64());
+    (limit * 1000.0).round() / 1000.0
+}
+
+/// `runner` with each test's call phase stopped inside the test process after its limit
+/// (`limits`: seconds by node id; the driver raises in the test, which fails as a hang
+/// does): a mutant that loops forever costs that test's limit, not the whole run's.
+fn stopping_calls(
+    runner: &Runner,
+    limits: &BTreeMap<String, f64>,
+    name: &str,
+) -> Result<Runner, GateError> {
+    let file = runner.work.join(format!("call_limits-{name}.json"));
+    std::fs::write(
+        &file,
+        serde_json::to_string(limits).expect("a map of numbers"),
+    )
+    .map_err(|e| GateError::io(&file.display().to_string(), e))?;
+    let mut stopping = runner.clone();
+    stopping
+        .extra
+        .push(format!("--freezegate-prove-call-limits={}", file.display()));
+    Ok(stopping)
 }
 
 /// The function a mutant (`module.x_f__mutmut_3`) is of (`module.x_f`).
