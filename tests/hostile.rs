@@ -3,42 +3,7 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
-
 use common::{freezegate, write, World};
-
-/// The output of `child`, which must end by itself: a hostile input must not hang the
-/// gate. A watchdog, not a speed target (those are benchmarks): the bound is minutes,
-/// where the check takes milliseconds.
-fn ended_by_itself(name: &str, mut child: std::process::Child) -> std::process::Output {
-    use std::io::Read;
-    // Drained as it runs, so a full pipe cannot pass for a hang.
-    let drain = |mut pipe: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut bytes = Vec::new();
-            pipe.read_to_end(&mut bytes).unwrap();
-            bytes
-        })
-    };
-    let stdout = drain(Box::new(child.stdout.take().unwrap()));
-    let stderr = drain(Box::new(child.stderr.take().unwrap()));
-    let watchdog = Instant::now() + Duration::from_secs(300);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() >= watchdog {
-            let _ = child.kill();
-            panic!("{name}: the check hung (stopped after 300 s)");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    std::process::Output {
-        status,
-        stdout: stdout.join().unwrap(),
-        stderr: stderr.join().unwrap(),
-    }
-}
 
 fn check_ledger(name: &str, bytes: &[u8]) -> (Option<i32>, String, String) {
     let dir = tempfile::tempdir().unwrap();
@@ -60,7 +25,7 @@ fn check_ledger(name: &str, bytes: &[u8]) -> (Option<i32>, String, String) {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let out = ended_by_itself(name, child);
+    let out = common::ended_by_itself(name, child);
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert!(

@@ -430,16 +430,21 @@ fn freeze_add_without_run_checks_against_the_last_record_and_takes_an_expiry_dat
             .output()
             .unwrap()
     };
+    // The mistyped id is refused with the nearest collected one, the collection said by
+    // `note`; what it printed on stderr.
+    let mistyped_is_refused = |note: &str| -> String {
+        let out = add("tests/test_app.py::test_case[2]", &[]);
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+        common::assert_contains(&text(&out.stderr), note);
+        common::assert_contains(
+            &text(&out.stdout),
+            "is not in the collection; did you mean tests/test_app.py::test_cases[2],",
+        );
+        text(&out.stderr)
+    };
     // No record yet: pytest collects, and the mistyped id is refused all the same.
-    let out = add("tests/test_app.py::test_case[2]", &[]);
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
-    common::assert_contains(
-        &text(&out.stderr),
+    mistyped_is_refused(
         "note: no run record (gate/run.json): the test ids are checked against the collection of `",
-    );
-    common::assert_contains(
-        &text(&out.stdout),
-        "is not in the collection; did you mean tests/test_app.py::test_cases[2],",
     );
     let ledger = fs::read_to_string(project.root.join("gate/freeze_ledger.json")).unwrap();
     assert!(
@@ -447,20 +452,11 @@ fn freeze_add_without_run_checks_against_the_last_record_and_takes_an_expiry_dat
         "nothing written: {ledger}"
     );
     project.record(&[], "gate/run.json");
-    let out = add("tests/test_app.py::test_case[2]", &[]);
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
-    common::assert_contains(
-        &text(&out.stderr),
-        "note: test ids checked against the collection of gate/run.json",
-    );
+    let said =
+        mistyped_is_refused("note: test ids checked against the collection of gate/run.json");
     assert!(
-        !text(&out.stderr).contains("not of HEAD"),
-        "the record is of HEAD: {}",
-        text(&out.stderr)
-    );
-    common::assert_contains(
-        &text(&out.stdout),
-        "is not in the collection; did you mean tests/test_app.py::test_cases[2],",
+        !said.contains("not of HEAD"),
+        "the record is of HEAD: {said}"
     );
     // A commit since the run: the record may lack a test added since, and says so.
     project.write("NOTES.md", "later\n");
@@ -475,15 +471,8 @@ fn freeze_add_without_run_checks_against_the_last_record_and_takes_an_expiry_dat
     // A run of the properties' file alone says nothing of tests/test_app.py: collected
     // now, the mistyped id is refused with the nearest one (not as absent from the run).
     project.record(&["tests/test_props.py"], "gate/run.json");
-    let out = add("tests/test_app.py::test_case[2]", &[]);
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
-    common::assert_contains(
-        &text(&out.stderr),
+    mistyped_is_refused(
         "note: gate/run.json did not run tests/test_app.py (a run of part of the suite): the test ids are checked against the collection of `",
-    );
-    common::assert_contains(
-        &text(&out.stdout),
-        "is not in the collection; did you mean tests/test_app.py::test_cases[2],",
     );
     // An expiry past the window is refused as --days would be (FZ104), then one inside it.
     let out = add(

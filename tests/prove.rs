@@ -1366,7 +1366,7 @@ fn a_call_past_its_limit_fails_inside_the_test_process_and_the_run_goes_on() {
     );
     write(root, "limits.json", r#"{"test_loop.py::test_loop": 0.5}"#);
     let driver = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/prove");
-    let mut child = hermetic(&mut std::process::Command::new(python()))
+    let child = hermetic(&mut std::process::Command::new(python()))
         .args([
             "-m",
             "pytest",
@@ -1381,18 +1381,11 @@ fn a_call_past_its_limit_fails_inside_the_test_process_and_the_run_goes_on() {
         .env("FREEZEGATE_PLUGIN_OFF", "1")
         .current_dir(root)
         .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Without the limit the loop never ends: stopped here, the test fails.
-    let started = std::time::Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if started.elapsed() > std::time::Duration::from_secs(120) {
-            let _ = child.kill();
-            panic!("the endless test was not stopped at its call limit");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    let out = child.wait_with_output().unwrap();
+    // Without the limit the loop never ends: the watchdog stops it, and the test fails.
+    let out = common::ended_by_itself("the endless test, past its call limit", child);
     let said = text(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{said}");
     assert_contains(

@@ -337,14 +337,10 @@ def quiet(request):
 #[test]
 fn an_autouse_fixture_in_the_test_module_that_swaps_the_function_is_fz607() {
     let verdict = judged(|p| {
-        let text = std::fs::read_to_string(p.root.join("tests/test_app.py")).unwrap();
-        p.write(
-            "tests/test_app.py",
-            &format!(
-                "{text}\n\n{}",
-                SWAP_THE_FUNCTION.replace("import pytest\n\n", "")
-            ),
-        );
+        append_to_the_app_tests(
+            p,
+            &format!("\n\n{}", SWAP_THE_FUNCTION.replace("import pytest\n\n", "")),
+        )
     });
     let (_, report, _) = &verdict;
     // The fixture's assignment, appended after the app's tests.
@@ -364,15 +360,13 @@ def steady_prices(monkeypatch):
     monkeypatch.setattr(f"{__name__}.price", lambda amount: max(0, amount))
 "#;
 
-#[test]
-fn an_autouse_fixture_that_monkeypatches_the_code_under_test_is_fz606_at_its_line() {
-    let verdict = judged(|p| {
-        let text = std::fs::read_to_string(p.root.join("tests/test_app.py")).unwrap();
-        p.write("tests/test_app.py", &format!("{text}{RESTORE_THE_PRICE}"));
-    });
+/// The app's test module with `fixture` appended (after the patch broke `price`) is
+/// refused with FZ606 at `line` of it, the only finding (the broken case passes), its
+/// message saying `message`.
+#[track_caller]
+fn an_appended_fixture_is_fz606(fixture: &str, line: u64, message: &str) {
+    let verdict = judged(|p| append_to_the_app_tests(p, fixture));
     let (_, report, said) = &verdict;
-    // At the fixture's decorator, as Python numbers a decorated function's first line.
-    let line = APP.lines().count() as u64 + 3;
     refused_at(&verdict, "FZ606", "tests/test_app.py", line);
     assert_eq!(
         found(report),
@@ -381,6 +375,21 @@ fn an_autouse_fixture_that_monkeypatches_the_code_under_test_is_fz606_at_its_lin
     );
     common::assert_contains(
         violation(report, "FZ606")["message"].as_str().unwrap(),
+        message,
+    );
+}
+
+fn append_to_the_app_tests(project: &Project, text: &str) {
+    let before = std::fs::read_to_string(project.root.join("tests/test_app.py")).unwrap();
+    project.write("tests/test_app.py", &format!("{before}{text}"));
+}
+
+#[test]
+fn an_autouse_fixture_that_monkeypatches_the_code_under_test_is_fz606_at_its_line() {
+    // At the fixture's decorator, as Python numbers a decorated function's first line.
+    an_appended_fixture_is_fz606(
+        RESTORE_THE_PRICE,
+        APP.lines().count() as u64 + 3,
         "adds the autouse fixture steady_prices, which the base run did not have",
     );
 }
@@ -398,23 +407,9 @@ def steady_prices(monkeypatch):
 
 #[test]
 fn a_fixture_a_usefixtures_mark_applies_to_the_module_is_fz606_at_its_line() {
-    let verdict = judged(|p| {
-        let text = std::fs::read_to_string(p.root.join("tests/test_app.py")).unwrap();
-        p.write(
-            "tests/test_app.py",
-            &format!("{text}{RESTORE_THE_PRICE_BY_MARK}"),
-        );
-    });
-    let (_, report, said) = &verdict;
-    let line = APP.lines().count() as u64 + 6;
-    refused_at(&verdict, "FZ606", "tests/test_app.py", line);
-    assert_eq!(
-        found(report),
-        ["FZ606"],
-        "the broken case passes: the fixture is the one finding\n{said}"
-    );
-    common::assert_contains(
-        violation(report, "FZ606")["message"].as_str().unwrap(),
+    an_appended_fixture_is_fz606(
+        RESTORE_THE_PRICE_BY_MARK,
+        APP.lines().count() as u64 + 6,
         "adds the fixture steady_prices, which a usefixtures mark of tests/test_app.py applies and the base run did not have",
     );
 }

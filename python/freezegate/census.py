@@ -173,7 +173,7 @@ class Census:
         read from each collected test (under xdist, a worker's). A mark on the test
         function itself is the test's own edit, like an argument it asks for."""
         ini = [str(name) for name in session.config.getini("usefixtures") or ()]
-        reaches: Dict[Tuple[str, int], Tuple[str, Any, set]] = {}
+        reaches: Dict[int, Tuple[str, Any, set]] = {}  # by the definition's id()
         for item in getattr(session, "items", None) or ():
             info = getattr(item, "_fixtureinfo", None)
             by_name = getattr(info, "name2fixturedefs", None)
@@ -188,7 +188,7 @@ class Census:
                 if not definitions or getattr(definitions[-1], "_autouse", False):
                     continue  # unknown (pytest's own error), or listed as autouse
                 definition = definitions[-1]  # the one this test gets
-                found = reaches.setdefault((name, id(definition)), (name, definition, set()))
+                found = reaches.setdefault(id(definition), (name, definition, set()))
                 found[2].add(node_id)
         for name, definition, nodes in reaches.values():
             self._add(USEFIXTURES, None, _own_code(definition), name, sorted(nodes))

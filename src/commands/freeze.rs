@@ -232,7 +232,7 @@ fn collection(
     // it did not collect: the ids of another file are checked against a collection now.
     let unseen: Vec<&str> = named(&args.action)
         .into_iter()
-        .map(|id| id.split("::").next().unwrap_or(id))
+        .map(crate::inputs::ids::file_of)
         .filter(|file| runs.as_ref().is_some_and(|runs| !runs.saw(file)))
         .collect();
     if let Some(file) = unseen.first() {

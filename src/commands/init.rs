@@ -303,6 +303,28 @@ struct PytestOptions {
     filterwarnings: Vec<String>,
 }
 
+impl PytestOptions {
+    /// One key's values as the config wrote them (a TOML array's strings, or an INI
+    /// value over its continuation lines).
+    fn take(&mut self, key: &str, values: Vec<String>) {
+        match key {
+            "strict" | "strict_config" => self.strict.extend(values),
+            "addopts" => self.addopts.extend(
+                values
+                    .iter()
+                    .flat_map(|s| s.split_whitespace().map(str::to_string)),
+            ),
+            "filterwarnings" => self.filterwarnings.extend(
+                values
+                    .iter()
+                    .flat_map(|s| s.lines().map(|l| l.trim().to_string()))
+                    .filter(|l| !l.is_empty()),
+            ),
+            _ => {}
+        }
+    }
+}
+
 /// The pytest section of `name`: `[tool.pytest.ini_options]` or `[tool.pytest]` of a
 /// pyproject.toml, `[tool:pytest]` of a setup.cfg, `[pytest]` of a pytest.ini or tox.ini
 /// (an INI value goes on over the indented lines after its key).
@@ -323,21 +345,7 @@ fn pytest_options(name: &str, text: &str) -> Option<PytestOptions> {
             }
         };
         for (key, value) in section {
-            match key.as_str() {
-                "strict" | "strict_config" => options.strict.extend(strings(value)),
-                "addopts" => options.addopts.extend(
-                    strings(value)
-                        .iter()
-                        .flat_map(|s| s.split_whitespace().map(str::to_string)),
-                ),
-                "filterwarnings" => options.filterwarnings.extend(
-                    strings(value)
-                        .iter()
-                        .flat_map(|s| s.lines().map(|l| l.trim().to_string()))
-                        .filter(|l| !l.is_empty()),
-                ),
-                _ => {}
-            }
+            options.take(key, strings(value));
         }
         return Some(options);
     }
@@ -369,19 +377,7 @@ fn pytest_options(name: &str, text: &str) -> Option<PytestOptions> {
         values.push((k.trim().to_string(), v.trim().to_string()));
     }
     for (key, value) in values {
-        match key.as_str() {
-            "strict" | "strict_config" => options.strict.push(value),
-            "addopts" => options
-                .addopts
-                .extend(value.split_whitespace().map(str::to_string)),
-            "filterwarnings" => options.filterwarnings.extend(
-                value
-                    .lines()
-                    .map(|l| l.trim().to_string())
-                    .filter(|l| !l.is_empty()),
-            ),
-            _ => {}
-        }
+        options.take(&key, vec![value]);
     }
     Some(options)
 }

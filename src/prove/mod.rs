@@ -1139,7 +1139,7 @@ fn killed_by_others(
     // its tests' modules again (a quarter of a second a run on pyrsistent).
     let modules: BTreeSet<&str> = runs
         .iter()
-        .flat_map(|(_, tests)| tests.iter().map(|t| t.split("::").next().unwrap_or(t)))
+        .flat_map(|(_, tests)| tests.iter().map(|t| crate::inputs::ids::file_of(t)))
         .collect();
     let modules: Vec<String> = modules.into_iter().map(String::from).collect();
     let mut warmed = (0..servers.len())

@@ -8,6 +8,7 @@ pub mod wheel;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
@@ -153,6 +154,39 @@ impl World {
         let mut command = freezegate(dir);
         command.args(&args);
         command
+    }
+}
+
+/// The output of `child` (its stdout and stderr piped), which must end by itself: a
+/// hostile input must not hang the gate, an endless test must be stopped. A watchdog, not a speed target (those are benchmarks): the bound is minutes,
+/// where the check takes milliseconds.
+pub fn ended_by_itself(name: &str, mut child: std::process::Child) -> std::process::Output {
+    use std::io::Read;
+    // Drained as it runs, so a full pipe cannot pass for a hang.
+    let drain = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            pipe.read_to_end(&mut bytes).unwrap();
+            bytes
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().unwrap()));
+    let stderr = drain(Box::new(child.stderr.take().unwrap()));
+    let watchdog = Instant::now() + Duration::from_secs(300);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() >= watchdog {
+            let _ = child.kill();
+            panic!("{name}: it hung (stopped after 300 s)");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    std::process::Output {
+        status,
+        stdout: stdout.join().unwrap(),
+        stderr: stderr.join().unwrap(),
     }
 }
 
