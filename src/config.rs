@@ -175,7 +175,7 @@ impl Config {
         Ok(with_tree(Self::defaults(&repo_root, &repo_root)))
     }
 
-    fn defaults(dir: &Path, repo_root: &Path) -> Config {
+    pub(crate) fn defaults(dir: &Path, repo_root: &Path) -> Config {
         Config {
             source: None,
             table: None,

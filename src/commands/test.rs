@@ -16,6 +16,7 @@ use serde::Deserialize;
 use crate::cli::{CheckArgs, TestArgs};
 use crate::commands::{EXIT_ERROR, EXIT_PASS, EXIT_VIOLATIONS};
 use crate::config::{display_path, Config, PolicySpec};
+use crate::engine::policy::PackCache;
 use crate::engine::selection::Selection;
 use crate::error::GateError;
 use crate::gate::{self, Gate};
@@ -249,6 +250,7 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &TestArgs) -> Result<u8
     let (mut passed, mut failed, mut broken) = (0usize, 0usize, 0usize);
     let mut coverage = RuleCoverage::default();
     let mut last_broken: Option<String> = None;
+    let mut packs = PackCache::default();
     for case_dir in &cases {
         let name = display_path(case_dir, cwd);
         let mut details = Vec::new();
@@ -257,9 +259,9 @@ pub fn run(cwd: &Path, config_path: Option<&Path>, args: &TestArgs) -> Result<u8
             &root,
             case_dir,
             policies.as_ref(),
-            args.verbose,
+            &mut packs,
             &mut coverage,
-            &mut details,
+            args.verbose.then_some(&mut details),
         );
         match outcome {
             Outcome::Passed => {
@@ -340,12 +342,12 @@ fn run_case(
     root: &Path,
     case_dir: &Path,
     policies: Option<&PolicySpec>,
-    verbose: bool,
+    packs: &mut PackCache,
     coverage: &mut RuleCoverage,
-    details: &mut Vec<String>,
+    details: Option<&mut Vec<String>>,
 ) -> Outcome {
     let case_name = display_path(case_dir, cwd);
-    let prepared = match prepare(cwd, root, case_dir, &case_name, policies) {
+    let prepared = match prepare(cwd, root, case_dir, &case_name, policies, packs) {
         Ok(prepared) => prepared,
         Err(err) => return Outcome::Broken(err),
     };
@@ -373,7 +375,7 @@ fn run_case(
         .extend(case.expect.iter().map(|e| e.code.clone()));
     coverage.near_missed.extend(case.near_miss.iter().cloned());
     let lines = compare(&case, &report);
-    if verbose {
+    if let Some(details) = details {
         details.push(format!("inputs: {}", inputs.join(", ")));
         details.extend(
             report
@@ -458,9 +460,18 @@ pub fn examples(cwd: &Path, root: &Path) -> std::collections::BTreeMap<String, E
             .and_then(|dir| dir.file_name())
             .is_some_and(|dir| dir.eq_ignore_ascii_case(code))
     };
+    let mut packs = PackCache::default();
     for own_dir_only in [true, false] {
         for case_dir in &cases {
-            examine_case(cwd, root, case_dir, own_dir_only, &own_rule, &mut found);
+            examine_case(
+                cwd,
+                root,
+                case_dir,
+                own_dir_only,
+                &own_rule,
+                &mut packs,
+                &mut found,
+            );
         }
     }
     found
@@ -472,10 +483,11 @@ fn examine_case(
     case_dir: &Path,
     own_dir_only: bool,
     own_rule: &dyn Fn(&Path, &str) -> bool,
+    packs: &mut PackCache,
     found: &mut std::collections::BTreeMap<String, Example>,
 ) {
     let name = display_path(case_dir, cwd);
-    let Ok(prepared) = prepare(cwd, root, case_dir, &name, None) else {
+    let Ok(prepared) = prepare(cwd, root, case_dir, &name, None, packs) else {
         return;
     };
     let wanted: BTreeSet<&str> = prepared
@@ -636,6 +648,7 @@ fn prepare(
     case_dir: &Path,
     case_name: &str,
     policies: Option<&PolicySpec>,
+    packs: &mut PackCache,
 ) -> Result<Prepared, GateError> {
     let case_source = SourceFile::read(
         &case_dir.join(CASE_FILE),
@@ -694,7 +707,7 @@ fn prepare(
             }
         }
     }
-    let gate = Gate::with_config(config)?;
+    let gate = Gate::with_pack_cache(config, packs)?;
     let selection = Selection::new(&gate.pack, &gate.config, &case.select, &case.ignore)
         .map_err(|e| case_err(format!("select/ignore: {}", e.message)))?;
     for code in case.expect.iter().map(|e| &e.code).chain(&case.near_miss) {

@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
 use rhai::{Dynamic, Engine, EvalAltResult, Module, Position, Scope, AST};
 
@@ -176,6 +177,45 @@ impl Pack {
             .iter()
             .find(|(name, _)| rule.is_builtin() && *name == file)
             .map(|(_, text)| text.trim_end())
+    }
+}
+
+/// Packs compiled so far, by what their compilation depends on: the policy sources, where
+/// they are read from, and the engine's limits (which bound parsing).
+#[derive(Default)]
+pub struct PackCache {
+    packs: HashMap<String, Arc<Pack>>,
+}
+
+impl PackCache {
+    pub fn load(
+        &mut self,
+        engine: &Engine,
+        config: &crate::config::Config,
+    ) -> Result<Arc<Pack>, GateError> {
+        // The repository root names only the scripts of a policy directory named ".".
+        let named_from_root = config
+            .policies
+            .iter()
+            .any(|p| matches!(p, PolicySpec::Dir { name, .. } if name == "."));
+        let key = format!(
+            "{:?}|{:?}|{:?}|{:?}",
+            config.policies,
+            config.tree,
+            named_from_root.then_some(&config.repo_root),
+            config.limits
+        );
+        if let Some(pack) = self.packs.get(&key) {
+            return Ok(Arc::clone(pack));
+        }
+        let pack = Arc::new(load(
+            engine,
+            &config.policies,
+            &config.repo_root,
+            &config.tree,
+        )?);
+        self.packs.insert(key, Arc::clone(&pack));
+        Ok(pack)
     }
 }
 
@@ -541,6 +581,46 @@ impl rhai::ModuleResolver for PolicyDirResolver {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_pack_cache_compiles_a_pack_once_per_sources_and_limits() {
+        let engine = Engine::new();
+        let mut cache = PackCache::default();
+        let config = |root: &str| crate::config::Config::defaults(Path::new(root), Path::new(root));
+        let first = cache.load(&engine, &config("/a")).unwrap();
+        // The builtin pack does not depend on where the repository is.
+        assert!(Arc::ptr_eq(
+            &first,
+            &cache.load(&engine, &config("/b")).unwrap()
+        ));
+        let mut tighter = config("/a");
+        tighter.limits.expr_depth -= 1;
+        assert!(!Arc::ptr_eq(
+            &first,
+            &cache.load(&engine, &tighter).unwrap()
+        ));
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("org.rhai"),
+            "const RULES = #{ ORG1: #{ name: \"org\", summary: \"s\", help: \"h\", severity: \"error\" } };\nfn check(f) {}\n",
+        )
+        .unwrap();
+        let mut own = config("/a");
+        own.policies = vec![PolicySpec::Dir {
+            path: dir.path().to_path_buf(),
+            name: "org".into(),
+        }];
+        let org = cache.load(&engine, &own).unwrap();
+        assert_eq!(
+            org.rules
+                .iter()
+                .map(|r| r.code.as_str())
+                .filter(|c| c.starts_with("ORG"))
+                .collect::<Vec<_>>(),
+            ["ORG1"]
+        );
+        assert!(first.rule("ORG1").is_none());
+    }
 
     #[test]
     fn every_rule_has_a_doc_and_every_doc_file_a_rule() {

@@ -9,6 +9,7 @@
 mod gather;
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Instant;
 
 use crate::cli::CheckArgs;
@@ -16,7 +17,7 @@ use crate::config::{trust, FileTree};
 use crate::engine::Target;
 
 use crate::config::{Config, PolicySpec};
-use crate::engine::policy::{self, PolicyDirResolver};
+use crate::engine::policy::{self, PackCache, PolicyDirResolver};
 use crate::engine::selection::Selection;
 use crate::engine::{RawReport, ScriptEngine};
 use crate::error::GateError;
@@ -280,7 +281,7 @@ fn unknown_default_branch(
 pub struct Gate {
     pub config: Config,
     pub engine: ScriptEngine,
-    pub pack: Pack,
+    pub pack: Arc<Pack>,
     /// What the core reports on its own (FZ501 under `--trusted-ref`).
     pub core_reports: Vec<RawReport>,
 }
@@ -291,6 +292,13 @@ impl Gate {
     }
 
     pub fn with_config(config: Config) -> Result<Gate, GateError> {
+        Self::with_pack_cache(config, &mut PackCache::default())
+    }
+
+    /// Like `with_config`, with the compiled scripts taken from `cache` when an earlier
+    /// gate compiled the same policies under the same limits (`freezegate test` compiles
+    /// the pack once for its hundreds of cases, not once per case).
+    pub fn with_pack_cache(config: Config, cache: &mut PackCache) -> Result<Gate, GateError> {
         let resolver = PolicyDirResolver {
             dirs: config
                 .policies
@@ -310,12 +318,7 @@ impl Gate {
             resolver,
         );
         engine.set_owners(crate::inputs::owners::Owners::from_config(&config)?);
-        let pack = policy::load(
-            engine.engine(),
-            &config.policies,
-            &config.repo_root,
-            &config.tree,
-        )?;
+        let pack = cache.load(engine.engine(), &config)?;
         Ok(Gate {
             config,
             engine,
