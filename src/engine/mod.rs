@@ -4,6 +4,7 @@
 pub mod bindings;
 pub mod coverage;
 pub mod policy;
+mod proof;
 pub mod selection;
 
 use std::cell::RefCell;
@@ -121,7 +122,7 @@ enum Binding {
 }
 
 /// A loaded input as the engine sees it, whatever its type
-/// ([`crate::inputs::Loaded::bindings`]).
+/// (`crate::inputs::registry::with_loaded_inputs!`).
 pub trait LoadingInput: Send + Sync {
     fn is_ready(&self) -> bool;
     /// Whether the input was given (one still loading was).
@@ -504,9 +505,15 @@ impl ScriptEngine {
         set("trusted_ref", facts.trusted_ref.clone().map(Dynamic::from));
         set("commit", facts.commit.clone().map(Dynamic::from));
         set("baseline", Some(baseline_value(&facts.baseline)));
-        for (name, input) in facts.loaded.bindings() {
-            shared.insert(name, Binding::Loading(input));
+        macro_rules! loading_bindings {
+            ($($name:ident: $ty:ty,)*) => {
+                $(shared.insert(
+                    stringify!($name),
+                    Binding::Loading(Arc::new(facts.loaded.$name.clone())),
+                );)*
+            };
         }
+        crate::inputs::registry::with_loaded_inputs!(loading_bindings);
 
         let jobs: Vec<&Script> = pack
             .scripts

@@ -325,4 +325,41 @@ mod tests {
         }
         assert_eq!(files, 12);
     }
+
+    /// The data's way is config → inputs → engine: inputs read files into facts and know
+    /// nothing of scripts (the engine turns facts into script values).
+    #[test]
+    fn inputs_never_import_the_engine_or_rhai() {
+        fn scan(dir: &std::path::Path, found: &mut Vec<String>) {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    scan(&path, found);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    let text = std::fs::read_to_string(&path).unwrap();
+                    for (n, line) in text.lines().enumerate() {
+                        // Spelt in two, so that this test does not find itself.
+                        if [
+                            concat!("crate::", "engine"),
+                            concat!("rhai", "::"),
+                            concat!("use ", "rhai"),
+                        ]
+                        .iter()
+                        .any(|w| line.contains(w))
+                        {
+                            found.push(format!("{}:{}: {}", path.display(), n + 1, line.trim()));
+                        }
+                    }
+                }
+            }
+        }
+        let mut found = Vec::new();
+        let inputs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/inputs");
+        scan(&inputs, &mut found);
+        assert!(
+            found.is_empty(),
+            "inputs import the engine:\n{}",
+            found.join("\n")
+        );
+    }
 }

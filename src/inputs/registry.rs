@@ -11,7 +11,6 @@
 //! Adding an input is one entry here, its loader, and a row in `docs/policies.md`.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use super::coverage::Coverage;
 use super::ids::IdSet;
@@ -24,7 +23,6 @@ use super::samples::Samples;
 use super::tamper::Finding;
 use super::weakened::Weakened;
 use super::{Deferred, Hunks, Input, Presence};
-use crate::engine::LoadingInput;
 
 /// The `check` option of an entry's `file:` clause, when it has one.
 macro_rules! file_option {
@@ -38,6 +36,8 @@ macro_rules! file_option {
 
 macro_rules! inputs {
     (
+        // `$` itself, for the macro this one defines (`with_loaded_inputs!`).
+        $d:tt
         options { $( $(#[$option_meta:meta])* $other:ident: $other_ty:ty, )* }
         $(
             $name:ident $(: $ty:ty = $loader:path, $size:ident)? {
@@ -109,17 +109,22 @@ macro_rules! inputs {
                 (loaded, loading)
             }
 
-            /// Every loaded input under its binding name, as scripts read it.
-            pub fn bindings(&self) -> Vec<(&'static str, Arc<dyn LoadingInput>)> {
-                vec![$( $(
-                    (stringify!($name), Arc::new(Deferred::<$ty>::clone(&self.$name)) as Arc<dyn LoadingInput>),
-                )? )*]
-            }
         }
+
+        /// Calls `$callback! { name: Type, ... }` with the binding name of every input
+        /// [`Loaded`] holds: the engine turns each into what scripts read (inputs know
+        /// nothing of scripts).
+        macro_rules! with_loaded_inputs {
+            ($d callback:ident) => {
+                $d callback! { $( $( $name: $ty, )? )* }
+            };
+        }
+        pub(crate) use with_loaded_inputs;
     };
 }
 
 inputs! {
+    $
     options {
         /// Say what was loaded and how long each input took.
         #[arg(long, short)]
