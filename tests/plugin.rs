@@ -1633,6 +1633,9 @@ fn the_record_has_every_hypothesis_tests_settings_and_the_same_under_xdist() {
         (&json!("tests/test_weak.py"), &json!(21))
     );
     assert_eq!(machine["given"], true);
+    assert_eq!(machine["stateful_step_count"], 50);
+    // Steps are a state machine's: a @given test has none to cut.
+    assert!(default.get("stateful_step_count").is_none(), "{default}");
     assert_eq!(plain["hypothesis"]["profile"]["name"], "default");
 }
 
@@ -1672,19 +1675,20 @@ fn a_property_left_only_its_examples_is_fz304() {
 
 #[test]
 fn a_state_machine_cut_by_its_testcase_settings_is_fz304() {
+    // Fewer runs, and fewer steps in each (Hypothesis's default is 50).
     weakened(
         |p| {
             edit(
                 p,
                 "tests/test_weak.py",
                 "TestCounter = Counter.TestCase\n",
-                "TestCounter = Counter.TestCase\nTestCounter.settings = settings(max_examples=2)\n",
+                "TestCounter = Counter.TestCase\nTestCounter.settings = settings(max_examples=2, stateful_step_count=1)\n",
             )
         },
         &[],
         "tests/test_weak.py",
         22,
-        &format!("{COUNTER_ID}: max_examples 100 at base, 2 in this patch"),
+        &format!("{COUNTER_ID}: max_examples 100 at base, 2 in this patch and stateful_step_count 50 at base, 1 in this patch"),
     );
 }
 

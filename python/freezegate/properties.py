@@ -98,6 +98,8 @@ def _machine_facts(item: pytest.Item, machine: type, case: Any, relative: Relati
     facts = _settings_facts(settings)
     facts["given"] = True  # a state machine draws its steps
     facts["examples"] = 0
+    # A machine searches max_examples runs of up to stateful_step_count steps each.
+    facts["stateful_step_count"] = int(settings.stateful_step_count)
     filename = str(item.path)
     tree = module_tree(filename)
     collected = item.parent.name if item.parent is not None else ""

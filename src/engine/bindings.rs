@@ -847,6 +847,11 @@ fn settings_map(s: &crate::inputs::run_record::PropertySettings) -> Dynamic {
     map.insert("given".into(), s.given.into());
     map.insert("generates".into(), s.generates().into());
     map.insert("examples".into(), Dynamic::from_int(INT::from(s.examples)));
+    map.insert(
+        "stateful_step_count".into(),
+        s.stateful_step_count
+            .map_or(Dynamic::UNIT, |n| Dynamic::from_int(INT::from(n))),
+    );
     map.insert("file".into(), optional_text(&s.file));
     map.insert("line".into(), optional_line(s.line));
     map.insert("settings_line".into(), optional_line(s.settings_line));

@@ -72,7 +72,17 @@ impl ScriptValue for Proofs {
                 (judgement.frozen_crashed as i64).into(),
             );
             judged.insert("caught".into(), (judgement.caught as i64).into());
-            judged.insert("crashed_on".into(), (judgement.crashed_on as i64).into());
+            judged.insert(
+                "crashed_on".into(),
+                (judgement.crashed_on.len() as i64).into(),
+            );
+            let crashed: rhai::Array = judgement
+                .crashed_on
+                .iter()
+                .copied()
+                .map(mutant_value)
+                .collect();
+            judged.insert("crashed".into(), Dynamic::from_array(crashed));
             judged.insert(
                 "share".into(),
                 judgement.share().map_or(Dynamic::UNIT, Dynamic::from),

@@ -201,7 +201,8 @@ pub struct Judgement<'a> {
     /// The frozen test's kills by a crash only, left out (basis `Checked`).
     pub frozen_crashed: usize,
     pub caught: usize,
-    pub crashed_on: usize,
+    /// The mutants judged the properties only crashed on.
+    pub crashed_on: Vec<&'a Mutant>,
     pub survivors: Vec<&'a Mutant>,
 }
 
@@ -245,7 +246,11 @@ impl<'a> Judgement<'a> {
             shared,
             frozen_crashed,
             caught: judged.iter().filter(|m| m.caught()).count(),
-            crashed_on: judged.iter().filter(|m| m.only_crashed_on()).count(),
+            crashed_on: judged
+                .iter()
+                .copied()
+                .filter(|m| m.only_crashed_on())
+                .collect(),
             survivors: judged
                 .into_iter()
                 .filter(|m| m.killed_by.is_empty())
@@ -457,7 +462,7 @@ mod tests {
         let hollow: Vec<Mutant> = (0..5).map(|i| mutant(None, i < 3, Some(false))).collect();
         let j = Judgement::of("failed", &hollow);
         assert_eq!(
-            (j.basis, j.judged, j.caught, j.crashed_on),
+            (j.basis, j.judged, j.caught, j.crashed_on.len()),
             (Basis::Stake, 5, 0, 3)
         );
         assert_eq!((j.survivors.len(), j.share()), (2, Some(0.0)));

@@ -940,8 +940,14 @@ fn run_mutants(
         )?;
     let mut deposits_cut = false;
     if frozen_known && !result.budget_hit && !others_cut && !freeze.properties.is_empty() {
+        // An edited test's one "property" is its patched version.
+        let deposit = if freeze.edited {
+            "the patch's version runs"
+        } else {
+            "its properties run"
+        };
         phase(format!(
-                "its properties run on its unique kills ({})",
+                "{deposit} on its unique kills ({})",
                 crate::words::count_of(
                     freeze
                         .mutants

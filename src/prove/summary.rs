@@ -228,7 +228,7 @@ fn freeze_summary(out: &mut String, f: &FreezeProof, took: Option<Timing>) {
     let share = j.share().map_or(String::new(), |share| {
         format!(" ({}%)", (share * 100.0).floor())
     });
-    let crashed = match j.crashed_on {
+    let crashed = match j.crashed_on.len() {
         0 => String::new(),
         c => format!("; {deposit} only crashed on {c} of them (not counted)"),
     };

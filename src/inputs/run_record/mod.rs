@@ -166,6 +166,10 @@ pub struct PropertySettings {
     /// Its explicit `@example`s.
     #[serde(default)]
     pub examples: u32,
+    /// A state machine's steps per run (none for a `@given` test, whose search this
+    /// setting does not touch).
+    #[serde(default)]
+    pub stateful_step_count: Option<u32>,
     /// Where the test is (its first decorator), relative to pytest's rootdir.
     #[serde(default)]
     pub file: Option<String>,
