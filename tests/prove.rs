@@ -1000,10 +1000,17 @@ fn a_deleted_test_owes_only_the_kills_no_other_test_makes() {
         &["commit", "-q", "--amend", "-m", "the patch, loosened"],
     );
     run_record(root, "gate/run.json");
-    let summary = proved(root, &["--base", "HEAD~1"]);
+    let out = prove(root, &["--base", "HEAD~1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let summary = text(&out.stdout);
     assert_contains(
         &summary,
         "edited by the patch: the proof ran the base's version, and the patch's beside it",
+    );
+    // No property of the ledger's runs: the progress says what does.
+    assert_contains(
+        &text(&out.stderr),
+        "test_reserve_takes_qty: the patch's version runs on its unique kills (",
     );
     // The patch's version is no deposit of the ledger's: the summary does not call it one.
     assert_contains(

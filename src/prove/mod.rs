@@ -941,7 +941,7 @@ fn run_mutants(
     let mut deposits_cut = false;
     if frozen_known && !result.budget_hit && !others_cut && !freeze.properties.is_empty() {
         // An edited test's one "property" is its patched version.
-        let deposit = if freeze.edited {
+        let deposit = if freeze.properties.iter().all(|p| p.ends_with(AS_PATCHED)) {
             "the patch's version runs"
         } else {
             "its properties run"
