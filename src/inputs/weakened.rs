@@ -232,9 +232,18 @@ pub fn compare(path: &str, base: &str, head: &str) -> Result<Compared, String> {
         let turned_constant = missing(&now.constant, &was.constant).len();
         if now.checks.len() + turned_constant < was.checks.len() {
             let gone = missing(&was.checks, &now.checks);
-            let what = match gone.first() {
-                Some((text, line)) => format!(": `{text}` (line {line} at base) is gone"),
-                None => String::new(),
+            let mut named: Vec<String> = gone
+                .iter()
+                .take(3)
+                .map(|(text, line)| format!("`{text}` (line {line} at base)"))
+                .collect();
+            if gone.len() > named.len() {
+                named.push(format!("{} more", gone.len() - named.len()));
+            }
+            let what = match named.len() {
+                0 => String::new(),
+                1 => format!(": {} is gone", named[0]),
+                _ => format!(": {} are gone", crate::words::join_and(&named)),
             };
             push(
                 now.line,
@@ -1269,6 +1278,16 @@ class TestCart:
         assert_eq!(
             found[0].detail,
             "test_total makes 2 checks at base, 1 in this patch: `assert cart.count() == 2` (line 8 at base) is gone"
+        );
+        // Every check gone is named (up to three), not only the first.
+        let head = BASE.replace(
+            "    assert cart.total() == 3\n    assert cart.count() == 2\n",
+            "    cart.total()\n",
+        );
+        let found = compare("tests/test_cart.py", BASE, &head).unwrap().findings;
+        assert_eq!(
+            found[0].detail,
+            "test_total makes 2 checks at base, 0 in this patch: `assert cart.total() == 3` (line 7 at base) and `assert cart.count() == 2` (line 8 at base) are gone"
         );
     }
 
