@@ -498,6 +498,43 @@ fn init_warns_when_the_pytest_config_makes_an_unknown_option_an_error() {
     );
 }
 
+/// A clone whose origin names `master` as its default branch, on a `main` made by hand:
+/// the next steps run on `master`; init says so instead of letting step 2 fail FZ001.
+#[test]
+fn init_names_the_default_branch_when_another_is_checked_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    common::git(root, &["init", "-q", "-b", "master"]);
+    write(root, "README.md", "a project\n");
+    common::git(root, &["add", "-A"]);
+    common::git(root, &["commit", "-q", "-m", "first"]);
+    common::git(root, &["update-ref", "refs/remotes/origin/master", "HEAD"]);
+    common::git(
+        root,
+        &[
+            "symbolic-ref",
+            "refs/remotes/origin/HEAD",
+            "refs/remotes/origin/master",
+        ],
+    );
+    common::git(root, &["checkout", "-q", "-b", "main"]);
+    let out = freezegate(root).arg("init").output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    common::assert_contains(
+        &text(&out.stdout),
+        "note     you are on main, not master (origin's default branch): run the steps below on master, or give the run in step 2 --base master",
+    );
+    // On the default branch itself: no such note.
+    common::git(root, &["checkout", "-q", "master"]);
+    common::git(root, &["clean", "-qfdx"]);
+    let out = freezegate(root).arg("init").output().unwrap();
+    assert!(
+        !text(&out.stdout).contains("you are on"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
 /// A config that names a TOML (or YAML) ledger gets its empty ledger in that format, at
 /// that path, and the gate reads it; the scaffolded config collects with `python`.
 #[test]

@@ -132,6 +132,12 @@ pub fn run(cwd: &Path, args: &crate::cli::InitArgs) -> Result<u8, GateError> {
         }
     }
     let default = crate::inputs::tools::default_branch(&root).unwrap_or_else(|| "main".into());
+    // The steps below run on the default branch, its own base; elsewhere the gate judges
+    // a patch, which needs --base (found on a pyrsistent clone, `master` by origin, with
+    // a `main` made by hand).
+    if let Some(branch) = crate::inputs::tools::current_branch(&root).filter(|b| *b != default) {
+        println!("note     you are on {branch}, not {default} (origin's default branch): run the steps below on {default}, or give the run in step 2 --base {default} (on {branch} it judges a patch against {default})");
+    }
     let scaffold = [
         "freezegate.toml",
         ledger.as_str(),
