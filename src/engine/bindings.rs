@@ -575,7 +575,7 @@ pub fn register(engine: &mut Engine, pytest_root: String, repo_root: std::path::
                     let mut map = Map::new();
                     map.insert("name".into(), p.name.clone().into());
                     map.insert("file".into(), optional_text(&p.file));
-                    map.insert("line".into(), optional_line(p.line));
+                    map.insert("line".into(), optional_int(p.line));
                     Dynamic::from_map(map)
                 })
         })
@@ -825,12 +825,13 @@ fn shift(date: Date, days: INT) -> Result<Date, Box<EvalAltResult>> {
         .map_err(|e| runtime_error(format!("date out of range: {e}")))
 }
 
-fn optional_text(text: &Option<String>) -> Dynamic {
+pub(super) fn optional_text(text: &Option<String>) -> Dynamic {
     text.clone().map_or(Dynamic::UNIT, Dynamic::from)
 }
 
-fn optional_line(line: Option<u32>) -> Dynamic {
-    line.map_or(Dynamic::UNIT, |l| Dynamic::from_int(INT::from(l)))
+/// A line, a count: an integer, or `()` where there is none.
+pub(super) fn optional_int(n: Option<u32>) -> Dynamic {
+    n.map_or(Dynamic::UNIT, |n| Dynamic::from_int(INT::from(n)))
 }
 
 /// A Hypothesis test's settings as a script sees them (`runs.settings(id)`).
@@ -849,12 +850,11 @@ fn settings_map(s: &crate::inputs::run_record::PropertySettings) -> Dynamic {
     map.insert("examples".into(), Dynamic::from_int(INT::from(s.examples)));
     map.insert(
         "stateful_step_count".into(),
-        s.stateful_step_count
-            .map_or(Dynamic::UNIT, |n| Dynamic::from_int(INT::from(n))),
+        optional_int(s.stateful_step_count),
     );
     map.insert("file".into(), optional_text(&s.file));
-    map.insert("line".into(), optional_line(s.line));
-    map.insert("settings_line".into(), optional_line(s.settings_line));
+    map.insert("line".into(), optional_int(s.line));
+    map.insert("settings_line".into(), optional_int(s.settings_line));
     map.insert(
         "settings_keys".into(),
         s.settings_keys.as_ref().map_or(Dynamic::UNIT, |keys| {

@@ -3,6 +3,7 @@
 
 use rhai::{Dynamic, Map};
 
+use super::bindings::{optional_int, optional_text};
 use super::ScriptValue;
 use crate::inputs::proof::{Basis, Judgement, Mutant, Proofs};
 
@@ -42,10 +43,7 @@ impl ScriptValue for Proofs {
             .map(|h| {
                 let mut map = Map::new();
                 map.insert("file".into(), h.file.clone().into());
-                map.insert(
-                    "commit".into(),
-                    h.commit.clone().map_or(Dynamic::UNIT, Dynamic::from),
-                );
+                map.insert("commit".into(), optional_text(&h.commit));
                 map.insert("dirty".into(), h.dirty.into());
                 map.insert("ledger_sha256".into(), h.ledger_sha256.clone().into());
                 map.insert("engine".into(), h.engine.clone().into());
@@ -101,17 +99,11 @@ impl ScriptValue for Proofs {
             map.insert("frozen_at_base".into(), f.frozen_at_base.into());
             map.insert("removed".into(), f.removed.into());
             map.insert("edited".into(), f.edited.into());
-            map.insert(
-                "line".into(),
-                f.line.map_or(Dynamic::UNIT, |l| Dynamic::from(l as i64)),
-            );
+            map.insert("line".into(), optional_int(f.line));
             map.insert("total".into(), (f.mutants_total as i64).into());
             map.insert("proven".into(), (f.mutants.len() as i64).into());
             map.insert("complete".into(), f.is_complete().into());
-            map.insert(
-                "incomplete".into(),
-                f.incomplete.clone().map_or(Dynamic::UNIT, Dynamic::from),
-            );
+            map.insert("incomplete".into(), optional_text(&f.incomplete));
             map.insert("mutants".into(), Dynamic::from_array(mutants));
             map.insert("judgement".into(), Dynamic::from_map(judged));
             let failing: rhai::Array = f
