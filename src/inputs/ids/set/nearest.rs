@@ -2,7 +2,7 @@
 //!
 //! A search reads the ids of one file, the files of one folder, or the folders: the
 //! folders are indexed on the first search (one pass over the set), the files of a folder
-//! on the first search that reads them. Each folder, file and id keeps a signature, so
+//! on the first search that reads them. Each folder and file keeps a bigram signature, so
 //! the edit distance is computed only for the few a signature cannot rule out: one
 //! misspelt id costs microseconds on a million ids, whatever its folder holds, where
 //! reading the set for each one cost milliseconds (a ledger of 500 misspelt properties
@@ -37,7 +37,7 @@ struct Folder {
     /// The folder's text: the first `len` bytes of the id `id`.
     id: u32,
     len: u32,
-    signature: Signature,
+    signature: u64,
     first: u32,
 }
 
@@ -50,17 +50,17 @@ struct Files {
     /// Ids, file by file: those of `files[f]` are `ids[files[f].ids.0..files[f].ids.1]`.
     ids: Vec<u32>,
     /// The signature of each id in `ids`.
-    signatures: Vec<Signature>,
+    signatures: Vec<u64>,
     /// The signature of each id in `ids` without its file (`::name`): ids of one file
     /// differ only there, where the whole id's bits are mostly those of the file.
-    name_signatures: Vec<Signature>,
+    name_signatures: Vec<u64>,
 }
 
 #[derive(Debug)]
 struct File {
     id: u32,
     len: u32,
-    signature: Signature,
+    signature: u64,
     ids: (u32, u32),
 }
 
@@ -68,63 +68,31 @@ fn dir_of(file: &str) -> &str {
     file.rsplit_once('/').map_or("", |(dir, _)| dir)
 }
 
-/// What bounds the edit distance of two texts from below without comparing them: the
-/// text's bigrams, hashed to one bit each of 64, and its characters counted in 16 hashed
-/// buckets of four bits each (saturating at 15). An edit makes at most two bigrams that
-/// were not there, so two texts whose bigram bits differ by `k` on one side are at least
-/// `k / 2` edits apart (a hashed bit stands for at least one missing bigram); and it
-/// adds at most one character and removes at most one, so the counts one text has more
-/// of (or fewer) are each at least one edit. The counts tell apart what bigrams cannot:
-/// the names of one file that differ only in their digits (`test_property_1234`,
-/// `test_property_5678`) share all but a few bigram bits. The distance counts
-/// characters, so a text that is not ASCII gets none (zero: unknown).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-struct Signature {
-    bigrams: u64,
-    counts: u64,
-}
-
-fn signature(text: &str) -> Signature {
+/// The text's bigrams, hashed to one bit each of 64. An edit makes at most two bigrams
+/// that were not there, so two texts whose bigram bits differ by `k` on one side are at
+/// least `k / 2` edits apart (a hashed bit stands for at least one missing bigram). The
+/// distance counts characters, so a text that is not ASCII gets none (`0`: unknown).
+fn signature(text: &str) -> u64 {
     if !text.is_ascii() {
-        return Signature::default();
+        return 0;
     }
-    let bigrams = text.as_bytes().windows(2).fold(0, |bits, pair| {
+    text.as_bytes().windows(2).fold(0, |bits, pair| {
         let bigram = u32::from(pair[0]) << 8 | u32::from(pair[1]);
         bits | 1 << (bigram.wrapping_mul(0x9E37_79B1) >> 26)
-    });
-    let counts = text.bytes().fold(0u64, |counts, byte| {
-        let shift = (u32::from(byte).wrapping_mul(0x9E37_79B1) >> 28) * 4;
-        if (counts >> shift) & 0xF == 0xF {
-            counts
-        } else {
-            counts + (1 << shift)
-        }
-    });
-    Signature { bigrams, counts }
+    })
 }
 
 /// A lower bound of the edit distance of two ASCII texts, from their lengths and
 /// signatures; `0` when either has no signature.
-fn at_least(a: (usize, Signature), b: (usize, Signature)) -> usize {
-    let (sa, sb) = (a.1, b.1);
-    if sa == Signature::default() || sb == Signature::default() {
+fn at_least(a: (usize, u64), b: (usize, u64)) -> usize {
+    if a.1 == 0 || b.1 == 0 {
         return 0;
     }
     let by_length = a.0.abs_diff(b.0);
-    let only_a = (sa.bigrams & !sb.bigrams).count_ones();
-    let only_b = (sb.bigrams & !sa.bigrams).count_ones();
+    let only_a = (a.1 & !b.1).count_ones();
+    let only_b = (b.1 & !a.1).count_ones();
     let by_bigrams = (only_a.max(only_b) as usize).div_ceil(2);
-    let (mut more, mut fewer) = (0, 0);
-    for shift in (0..64).step_by(4) {
-        let (x, y) = ((sa.counts >> shift) & 0xF, (sb.counts >> shift) & 0xF);
-        if x > y {
-            more += x - y;
-        } else {
-            fewer += y - x;
-        }
-    }
-    let by_counts = more.max(fewer) as usize;
-    by_length.max(by_bigrams).max(by_counts)
+    by_length.max(by_bigrams)
 }
 
 /// The `keep` texts nearest `to` among those within [`close`](super::close)'s bound of it
@@ -132,7 +100,7 @@ fn at_least(a: (usize, Signature), b: (usize, Signature)) -> usize {
 /// gives each one's place, text and signature. They are compared in the order of their
 /// lower bounds, and the comparing stops at the first bound past the nearest `keep`.
 fn nearest<'a>(
-    texts: impl Iterator<Item = (u32, &'a str, Signature)>,
+    texts: impl Iterator<Item = (u32, &'a str, u64)>,
     to: &str,
     within: usize,
     keep: usize,
@@ -173,7 +141,7 @@ fn nearest<'a>(
 
 /// The texts nearest `to`, ties included (`keep` 1).
 fn nearest_of<'a>(
-    texts: impl Iterator<Item = (u32, &'a str, Signature)>,
+    texts: impl Iterator<Item = (u32, &'a str, u64)>,
     to: &str,
 ) -> Vec<(u32, &'a str)> {
     nearest(texts, to, to.len(), 1)
@@ -300,8 +268,8 @@ impl NearIndex {
                 start += count;
             }
             files.ids = vec![0; of_id.len()];
-            files.signatures = vec![Signature::default(); of_id.len()];
-            files.name_signatures = vec![Signature::default(); of_id.len()];
+            files.signatures = vec![0; of_id.len()];
+            files.name_signatures = vec![0; of_id.len()];
             for (f, at) in of_id {
                 let file = &mut files.files[f as usize];
                 let id = set.id(at);
@@ -440,10 +408,7 @@ impl Files {
         &set.id(file.id)[..file.len as usize]
     }
 
-    fn texts<'a>(
-        &'a self,
-        set: &'a IdSetInner,
-    ) -> impl Iterator<Item = (u32, &'a str, Signature)> + 'a {
+    fn texts<'a>(&'a self, set: &'a IdSetInner) -> impl Iterator<Item = (u32, &'a str, u64)> + 'a {
         (0..self.files.len() as u32)
             .map(move |f| (f, self.text(set, f), self.files[f as usize].signature))
     }
@@ -476,12 +441,6 @@ mod tests {
             ("test_porp1234.py".len(), signature("test_porp1234.py")),
         );
         assert!(far >= 3, "distinct digits rule a file out: {far}");
-        // Names of one file that differ only in their digits: the bigram bits alone
-        // bound them by 1, the counts by the digits that differ.
-        let (a, b) = ("rety_1234", "erty_5678");
-        let digits = at_least((a.len(), signature(a)), (b.len(), signature(b)));
-        assert!(digits >= 3, "{digits}");
-        assert!(digits <= strsim::levenshtein(a, b));
     }
 
     proptest::proptest! {
