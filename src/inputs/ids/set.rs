@@ -569,6 +569,50 @@ mod tests {
         );
     }
 
+    #[test]
+    fn a_name_or_file_misspelt_among_thousands_finds_what_reading_every_id_finds() {
+        // Thousands of names (or files) within a few edits of each other by their
+        // signatures: the search walks them as a trie, and must find the same nearest,
+        // ties in byte order.
+        let mut ids: Vec<String> = (0..3_000)
+            .map(|i| format!("tests/props/test_props.py::test_property_{i}"))
+            .collect();
+        ids.extend((0..40).map(|i| format!("tests/props/test_props.py::test_propérty_{i}")));
+        ids.push("tests/props/test_props.py::test_other".into());
+        // And thousands of files in one folder, for a misspelt file or folder.
+        ids.extend((0..3_000).map(|i| format!("tests/many/test_prop{i}.py::test_x")));
+        let set: IdSet = ids.iter().collect();
+        for asked in [
+            "tests/many/test_porp1234.py::test_x",
+            "tests/many/test_prop1234.py::test_y",
+            "tests/mnay/test_prop1234.py::test_x",
+            "tests/mnay/test_porp1234.py::test_x",
+            "tests/many/test_prop.py::test_x",
+            "tests/props/test_props.py::test_proprety_1234",
+            "tests/props/test_props.py::test_property_12345",
+            "tests/props/test_props.py::test_propety_7",
+            "tests/props/test_props.py::test_propérty_3",
+            "tests/props/test_props.py::test_renamed_entirely",
+            "tests/props/test_props.py::test_property_",
+        ] {
+            for n in [1, 3, 12] {
+                assert_eq!(
+                    set.nearest(asked, n),
+                    nearest_by_reading_every_id(&ids, asked, n),
+                    "asked {asked} for {n}"
+                );
+            }
+        }
+        assert_eq!(
+            set.nearest("tests/props/test_props.py::test_proprety_1234", 3),
+            [
+                "tests/props/test_props.py::test_property_1234",
+                "tests/props/test_props.py::test_property_1034",
+                "tests/props/test_props.py::test_property_1134",
+            ]
+        );
+    }
+
     /// The candidates close to `id`, nearest first (then in byte order).
     fn nearest_first<'s>(
         candidates: impl Iterator<Item = &'s str>,

@@ -6,7 +6,9 @@
 //! the edit distance is computed only for the few a signature cannot rule out: one
 //! misspelt id costs microseconds on a million ids, whatever its folder holds, where
 //! reading the set for each one cost milliseconds (a ledger of 500 misspelt properties
-//! took seconds).
+//! took seconds). A signature rules out little among thousands of names of one file
+//! (`test_property_1234`, `…_1235`) or files of one folder: those are walked as a trie
+//! instead ([`trie`]), which reads the prefixes near the misspelt text and no other.
 
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -15,6 +17,21 @@ use rustc_hash::FxHashMap;
 
 use super::super::file_of;
 use super::{hash_str, IdSetInner};
+
+mod trie;
+
+/// More texts than this are walked as a trie ([`trie::Sorted`]) rather than compared
+/// one by one.
+const WALK_OVER: usize = 256;
+
+/// The texts within a limit of the misspelt one, with their distance and place, as
+/// [`trie::Sorted::within`] finds them for a limit and a number to keep.
+type Walk<'w, 'a> = &'w dyn Fn(usize, usize) -> Within<'a>;
+type Within<'a> = Vec<(usize, u32, &'a str)>;
+
+/// Walks at a limit, and at the next, before one at the bound: most misspelt ids are a
+/// few edits from what they meant, and a walk at a small limit reads few prefixes.
+const WALKS_BEFORE_THE_BOUND: usize = 2;
 
 /// No next id.
 const END: u32 = u32::MAX;
@@ -54,6 +71,13 @@ struct Files {
     /// The signature of each id in `ids` without its file (`::name`): ids of one file
     /// differ only there, where the whole id's bits are mostly those of the file.
     name_signatures: Vec<u64>,
+    /// The length of each id in `ids` without its file.
+    name_lengths: Vec<u32>,
+    /// The names of each file (its ids without the file), sorted when a search first
+    /// walks them.
+    names: Vec<OnceLock<trie::Sorted>>,
+    /// The files themselves, sorted when a search first walks them.
+    sorted: OnceLock<trie::Sorted>,
 }
 
 #[derive(Debug)]
@@ -97,21 +121,45 @@ fn at_least(a: (usize, u64), b: (usize, u64)) -> usize {
 
 /// The `keep` texts nearest `to` among those within [`close`](super::close)'s bound of it
 /// (`within / 3`, at least 2), with every text as near as the last one kept: `texts`
-/// gives each one's place, text and signature. They are compared in the order of their
-/// lower bounds, and the comparing stops at the first bound past the nearest `keep`.
+/// gives each one's place, length and signature, and `text` the text at a place (read
+/// only for those a signature does not rule out). They are compared in the order of
+/// their lower bounds, and the comparing stops at the first bound past the nearest `keep`.
+/// With a `walk` (of more than [`WALK_OVER`] texts), the signatures give the least
+/// distance any text can have, and the walks find them from there, one limit at a time
+/// and then at the bound (narrowing as it finds the nearest).
 fn nearest<'a>(
-    texts: impl Iterator<Item = (u32, &'a str, u64)>,
+    texts: impl Iterator<Item = (u32, usize, u64)>,
+    text: impl Fn(u32) -> &'a str,
     to: &str,
     within: usize,
     keep: usize,
+    walk: Option<Walk<'_, 'a>>,
 ) -> Vec<(usize, u32, &'a str)> {
     let wanted = (to.len(), signature(to));
     let bound = (within / 3).max(2);
-    let mut by_bound: Vec<Vec<(u32, &str)>> = vec![Vec::new(); bound + 1];
-    for (place, text, bits) in texts {
-        let least = at_least((text.len(), bits), wanted);
+    if let Some(walk) = walk {
+        let Some(from) = texts
+            .map(|(_, len, bits)| at_least((len, bits), wanted))
+            .min()
+        else {
+            return Vec::new();
+        };
+        let mut found = Vec::new();
+        for limit in from..=bound {
+            let last = limit == bound || limit == from + WALKS_BEFORE_THE_BOUND;
+            found = walk(if last { bound } else { limit }, keep);
+            if found.len() >= keep || last {
+                break;
+            }
+        }
+        keep_nearest(&mut found, keep);
+        return found;
+    }
+    let mut by_bound: Vec<Vec<u32>> = vec![Vec::new(); bound + 1];
+    for (place, len, bits) in texts {
+        let least = at_least((len, bits), wanted);
         if least <= bound {
-            by_bound[least].push((place, text));
+            by_bound[least].push(place);
         }
     }
     let mut limit = bound;
@@ -120,7 +168,8 @@ fn nearest<'a>(
         if least > limit {
             break;
         }
-        for (place, text) in texts {
+        for place in texts {
+            let text = text(place);
             let Some(distance) = super::close(text, to, within) else {
                 continue;
             };
@@ -129,22 +178,33 @@ fn nearest<'a>(
             }
             found.push((distance, place, text));
             if found.len() >= keep {
-                let mut distances: Vec<usize> = found.iter().map(|f| f.0).collect();
-                let (_, &mut kept, _) = distances.select_nth_unstable(keep - 1);
-                limit = kept;
-                found.retain(|f| f.0 <= limit);
+                limit = keep_nearest(&mut found, keep);
             }
         }
     }
     found
 }
 
+/// Keeps the `keep` nearest of `found` and every one as near as the last of them; gives
+/// the distance of the last.
+fn keep_nearest(found: &mut Vec<(usize, u32, &str)>, keep: usize) -> usize {
+    let mut distances: Vec<usize> = found.iter().map(|f| f.0).collect();
+    if distances.len() < keep {
+        return distances.into_iter().max().unwrap_or(0);
+    }
+    let (_, &mut kept, _) = distances.select_nth_unstable(keep - 1);
+    found.retain(|f| f.0 <= kept);
+    kept
+}
+
 /// The texts nearest `to`, ties included (`keep` 1).
 fn nearest_of<'a>(
-    texts: impl Iterator<Item = (u32, &'a str, u64)>,
+    texts: impl Iterator<Item = (u32, usize, u64)>,
+    text: impl Fn(u32) -> &'a str,
     to: &str,
+    walk: Option<Walk<'_, 'a>>,
 ) -> Vec<(u32, &'a str)> {
-    nearest(texts, to, to.len(), 1)
+    nearest(texts, text, to, to.len(), 1, walk)
         .into_iter()
         .map(|(_, place, text)| (place, text))
         .collect()
@@ -267,9 +327,11 @@ impl NearIndex {
                 file.ids = (start, start);
                 start += count;
             }
+            files.names = files.files.iter().map(|_| OnceLock::new()).collect();
             files.ids = vec![0; of_id.len()];
             files.signatures = vec![0; of_id.len()];
             files.name_signatures = vec![0; of_id.len()];
+            files.name_lengths = vec![0; of_id.len()];
             for (f, at) in of_id {
                 let file = &mut files.files[f as usize];
                 let id = set.id(at);
@@ -277,6 +339,7 @@ impl NearIndex {
                 files.ids[slot] = at;
                 files.signatures[slot] = signature(id);
                 files.name_signatures[slot] = signature(&id[file.len as usize..]);
+                files.name_lengths[slot] = id.len() as u32 - file.len;
                 file.ids.1 += 1;
             }
             Arc::new(files)
@@ -301,9 +364,21 @@ impl NearIndex {
                 let range = start as usize..end as usize;
                 let ids = files.ids[range.clone()]
                     .iter()
+                    .zip(&files.name_lengths[range.clone()])
                     .zip(&files.name_signatures[range.clone()])
-                    .map(|(&at, &bits)| (at, &set.id(at)[file.len()..], bits));
-                let found: Vec<(usize, u32, &str)> = nearest(ids, &id[file.len()..], name_len, n)
+                    .map(|((&at, &len), &bits)| (at, len as usize, bits));
+                let name_of = |at| &set.id(at)[file.len()..];
+                let name = &id[file.len()..];
+                let walk = |limit: usize, keep: usize| {
+                    let sorted = files.names[*f as usize].get_or_init(|| {
+                        let ids = files.ids[range.clone()].iter();
+                        trie::Sorted::new(ids.map(|&at| (at, name_of(at))))
+                    });
+                    sorted.within(name_of, name, limit, keep)
+                };
+                let walk: Option<Walk> =
+                    (name.is_ascii() && range.len() > WALK_OVER).then_some(&walk);
+                let found: Vec<(usize, u32, &str)> = nearest(ids, name_of, name, name_len, n, walk)
                     .into_iter()
                     .map(|(distance, at, _)| (distance, at, set.id(at)))
                     .collect();
@@ -314,13 +389,17 @@ impl NearIndex {
                     // far (their parameters), the function id they make is near. Each
                     // function once, so that its cases do not fill the `n` kept.
                     let mut seen = rustc_hash::FxHashSet::default();
+                    let function_of = |at| {
+                        let name = name_of(at);
+                        name.find('[').map(|end| &name[..end])
+                    };
                     let functions = files.ids[range].iter().filter_map(|&at| {
-                        let name = &set.id(at)[file.len()..];
-                        let function = &name[..name.find('[')?];
+                        let function = function_of(at)?;
                         seen.insert(function)
-                            .then(|| (at, function, signature(function)))
+                            .then(|| (at, function.len(), signature(function)))
                     });
-                    nearest(functions, &id[file.len()..], name_len, n)
+                    let function_of = |at| function_of(at).unwrap_or_default();
+                    nearest(functions, function_of, name, name_len, n, None)
                         .into_iter()
                         .map(|(distance, at, function)| {
                             (distance, at, &set.id(at)[..file.len() + function.len()])
@@ -335,9 +414,9 @@ impl NearIndex {
                     files.ids[range.clone()]
                         .iter()
                         .zip(&files.signatures[range])
-                        .map(|(&at, &bits)| (at, set.id(at), bits))
+                        .map(|(&at, &bits)| (at, set.id(at).len(), bits))
                 });
-                nearest(ids, id, name_len, n)
+                nearest(ids, |at| set.id(at), id, name_len, n, None)
             }
         };
         found.sort_unstable_by(|a, b| (a.0, a.2).cmp(&(b.0, b.2)));
@@ -361,19 +440,25 @@ impl NearIndex {
                     .copied();
                 let near = match same {
                     Some(f) => vec![f],
-                    None => nearest_of(files.texts(set), file)
-                        .into_iter()
-                        .map(|(f, _)| f)
-                        .collect(),
+                    None => {
+                        let walk = files.walk(set, file);
+                        let text = |f| files.text(set, f);
+                        nearest_of(files.texts(), text, file, walk.as_ref().map(|w| w as Walk))
+                    }
+                    .into_iter()
+                    .map(|(f, _)| f)
+                    .collect(),
                 };
                 near.into_iter().map(|f| (Arc::clone(&files), f)).collect()
             }
             None => {
-                let folders = self.folders.iter().enumerate().map(|(p, folder)| {
-                    let p = p as u32;
-                    (p, self.folder_text(set, p), folder.signature)
-                });
-                let near_folders: Vec<Arc<Files>> = nearest_of(folders, dir)
+                let folders = self
+                    .folders
+                    .iter()
+                    .enumerate()
+                    .map(|(p, folder)| (p as u32, folder.len as usize, folder.signature));
+                let text = |p| self.folder_text(set, p);
+                let near_folders: Vec<Arc<Files>> = nearest_of(folders, text, dir, None)
                     .into_iter()
                     .map(|(p, _)| self.files_of(set, p))
                     .collect();
@@ -383,14 +468,20 @@ impl NearIndex {
                     .flat_map(|(n, files)| (0..files.files.len() as u32).map(move |f| (n, f)))
                     .collect();
                 let files = places.iter().enumerate().map(|(at, &(n, f))| {
-                    let files = &near_folders[n];
-                    (
-                        at as u32,
-                        files.text(set, f),
-                        files.files[f as usize].signature,
-                    )
+                    let file = &near_folders[n].files[f as usize];
+                    (at as u32, file.len as usize, file.signature)
                 });
-                nearest_of(files, file)
+                let text = |at: u32| {
+                    let (n, f) = places[at as usize];
+                    near_folders[n].text(set, f)
+                };
+                // One folder near (the usual case): its files are places `0..`, walked
+                // as they are sorted once for it.
+                let walk = match &near_folders[..] {
+                    [files] => files.walk(set, file),
+                    _ => None,
+                };
+                nearest_of(files, text, file, walk.as_ref().map(|w| w as Walk))
                     .into_iter()
                     .map(|(at, _)| {
                         let (n, f) = places[at as usize];
@@ -408,9 +499,32 @@ impl Files {
         &set.id(file.id)[..file.len as usize]
     }
 
-    fn texts<'a>(&'a self, set: &'a IdSetInner) -> impl Iterator<Item = (u32, &'a str, u64)> + 'a {
-        (0..self.files.len() as u32)
-            .map(move |f| (f, self.text(set, f), self.files[f as usize].signature))
+    /// The walk of these files for a search of `file` (ASCII), as [`nearest`] takes it.
+    fn walk<'a>(
+        &'a self,
+        set: &'a IdSetInner,
+        file: &'a str,
+    ) -> Option<impl Fn(usize, usize) -> Within<'a> + 'a> {
+        (file.is_ascii() && self.files.len() > WALK_OVER).then_some(
+            move |limit: usize, keep: usize| {
+                let sorted = self.sorted.get_or_init(|| {
+                    let files = 0..self.files.len() as u32;
+                    trie::Sorted::new(files.map(|f| (f, self.text(set, f))))
+                });
+                sorted.within(|f| self.text(set, f), file, limit, keep)
+            },
+        )
+    }
+
+    /// Each file's place, length and signature, as [`nearest`] takes them.
+    fn texts(&self) -> impl Iterator<Item = (u32, usize, u64)> + '_ {
+        (0..self.files.len() as u32).map(move |f| {
+            (
+                f,
+                self.files[f as usize].len as usize,
+                self.files[f as usize].signature,
+            )
+        })
     }
 }
 
