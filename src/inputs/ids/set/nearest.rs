@@ -24,14 +24,10 @@ mod trie;
 /// one by one.
 const WALK_OVER: usize = 256;
 
-/// The texts within a limit of the misspelt one, with their distance and place, as
-/// [`trie::Sorted::within`] finds them for a limit and a number to keep.
+/// The texts nearest the misspelt one within a bound, with their distance and place, as
+/// [`trie::Sorted::nearest`] finds them for a bound and a number to keep.
 type Walk<'w, 'a> = &'w dyn Fn(usize, usize) -> Within<'a>;
 type Within<'a> = Vec<(usize, u32, &'a str)>;
-
-/// Walks at a limit, and at the next, before one at the bound: most misspelt ids are a
-/// few edits from what they meant, and a walk at a small limit reads few prefixes.
-const WALKS_BEFORE_THE_BOUND: usize = 2;
 
 /// No next id.
 const END: u32 = u32::MAX;
@@ -76,6 +72,8 @@ struct Files {
     /// The names of each file (its ids without the file), sorted when a search first
     /// walks them.
     names: Vec<OnceLock<trie::Sorted>>,
+    /// The parametrized functions of each file, listed when a search first asks.
+    functions: Vec<OnceLock<Functions>>,
     /// The files themselves, sorted when a search first walks them.
     sorted: OnceLock<trie::Sorted>,
 }
@@ -124,9 +122,7 @@ fn at_least(a: (usize, u64), b: (usize, u64)) -> usize {
 /// gives each one's place, length and signature, and `text` the text at a place (read
 /// only for those a signature does not rule out). They are compared in the order of
 /// their lower bounds, and the comparing stops at the first bound past the nearest `keep`.
-/// With a `walk` (of more than [`WALK_OVER`] texts), the signatures give the least
-/// distance any text can have, and the walks find them from there, one limit at a time
-/// and then at the bound (narrowing as it finds the nearest).
+/// With a `walk` (of more than [`WALK_OVER`] texts), the walk finds them instead.
 fn nearest<'a>(
     texts: impl Iterator<Item = (u32, usize, u64)>,
     text: impl Fn(u32) -> &'a str,
@@ -138,20 +134,7 @@ fn nearest<'a>(
     let wanted = (to.len(), signature(to));
     let bound = (within / 3).max(2);
     if let Some(walk) = walk {
-        let Some(from) = texts
-            .map(|(_, len, bits)| at_least((len, bits), wanted))
-            .min()
-        else {
-            return Vec::new();
-        };
-        let mut found = Vec::new();
-        for limit in from..=bound {
-            let last = limit == bound || limit == from + WALKS_BEFORE_THE_BOUND;
-            found = walk(if last { bound } else { limit }, keep);
-            if found.len() >= keep || last {
-                break;
-            }
-        }
+        let mut found = walk(bound, keep);
         keep_nearest(&mut found, keep);
         return found;
     }
@@ -328,6 +311,7 @@ impl NearIndex {
                 start += count;
             }
             files.names = files.files.iter().map(|_| OnceLock::new()).collect();
+            files.functions = files.files.iter().map(|_| OnceLock::new()).collect();
             files.ids = vec![0; of_id.len()];
             files.signatures = vec![0; of_id.len()];
             files.name_signatures = vec![0; of_id.len()];
@@ -374,7 +358,7 @@ impl NearIndex {
                         let ids = files.ids[range.clone()].iter();
                         trie::Sorted::new(ids.map(|&at| (at, name_of(at))))
                     });
-                    sorted.within(name_of, name, limit, keep)
+                    sorted.nearest(name_of, name, limit, keep)
                 };
                 let walk: Option<Walk> =
                     (name.is_ascii() && range.len() > WALK_OVER).then_some(&walk);
@@ -386,20 +370,15 @@ impl NearIndex {
                     found
                 } else {
                     // A parametrized test misspelt by its function's id: its cases are
-                    // far (their parameters), the function id they make is near. Each
-                    // function once, so that its cases do not fill the `n` kept.
-                    let mut seen = rustc_hash::FxHashSet::default();
+                    // far (their parameters), the function id they make is near.
+                    let functions = files.functions[*f as usize].get_or_init(|| {
+                        Functions::of(files.ids[range].iter().map(|&at| (at, name_of(at))))
+                    });
                     let function_of = |at| {
                         let name = name_of(at);
-                        name.find('[').map(|end| &name[..end])
+                        &name[..name.find('[').unwrap_or(name.len())]
                     };
-                    let functions = files.ids[range].iter().filter_map(|&at| {
-                        let function = function_of(at)?;
-                        seen.insert(function)
-                            .then(|| (at, function.len(), signature(function)))
-                    });
-                    let function_of = |at| function_of(at).unwrap_or_default();
-                    nearest(functions, function_of, name, name_len, n, None)
+                    nearest(functions.iter(), function_of, name, name_len, n, None)
                         .into_iter()
                         .map(|(distance, at, function)| {
                             (distance, at, &set.id(at)[..file.len() + function.len()])
@@ -493,6 +472,31 @@ impl NearIndex {
     }
 }
 
+/// A file's parametrized functions, each once (by its first case's place), with the
+/// length and signature of its name: a misspelt function id is compared with these, so
+/// that one function's cases do not fill the suggestions.
+#[derive(Debug, Default)]
+struct Functions(Vec<(u32, usize, u64)>);
+
+impl Functions {
+    fn of<'a>(names: impl Iterator<Item = (u32, &'a str)>) -> Functions {
+        let mut seen = rustc_hash::FxHashSet::default();
+        Functions(
+            names
+                .filter_map(|(at, name)| {
+                    let function = &name[..name.find('[')?];
+                    seen.insert(function)
+                        .then(|| (at, function.len(), signature(function)))
+                })
+                .collect(),
+        )
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (u32, usize, u64)> + '_ {
+        self.0.iter().copied()
+    }
+}
+
 impl Files {
     fn text<'s>(&self, set: &'s IdSetInner, f: u32) -> &'s str {
         let file = &self.files[f as usize];
@@ -511,7 +515,7 @@ impl Files {
                     let files = 0..self.files.len() as u32;
                     trie::Sorted::new(files.map(|f| (f, self.text(set, f))))
                 });
-                sorted.within(|f| self.text(set, f), file, limit, keep)
+                sorted.nearest(|f| self.text(set, f), file, limit, keep)
             },
         )
     }

@@ -14,6 +14,13 @@ use super::super::levenshtein;
 pub(super) struct Sorted {
     places: Vec<u32>,
     shared: Vec<u32>,
+    /// Where the prefixes a text begins end: for the text at `i`, its prefixes one
+    /// longer than `shared[i]` and on are at `first_prefix[i]..`, each the place in
+    /// `places` of the first text that does not begin with it.
+    ends: Vec<u32>,
+    first_prefix: Vec<u32>,
+    /// The lengths of the texts, each once.
+    lengths: Vec<usize>,
     longest: usize,
     /// The texts that are not ASCII, compared one by one: the distance counts characters.
     others: Vec<u32>,
@@ -32,7 +39,7 @@ impl Sorted {
         }
         ascii.sort_unstable_by(|a, b| a.1.cmp(b.1));
         let mut before = "";
-        let shared = ascii
+        let shared: Vec<u32> = ascii
             .iter()
             .map(|&(_, text)| {
                 let common = before
@@ -44,12 +51,45 @@ impl Sorted {
                 common as u32
             })
             .collect();
+        let (ends, first_prefix) = prefix_ends(&ascii, &shared);
+        let mut lengths: Vec<usize> = ascii.iter().map(|(_, text)| text.len()).collect();
+        lengths.sort_unstable();
+        lengths.dedup();
         Sorted {
+            lengths,
             longest: ascii.iter().map(|(_, text)| text.len()).max().unwrap_or(0),
             places: ascii.into_iter().map(|(place, _)| place).collect(),
             shared,
+            ends,
+            first_prefix,
             others,
         }
+    }
+
+    /// The texts at most `bound` edits from `to` (ASCII), with their distance and place:
+    /// every one as near as the `keep`-th nearest, and maybe some farther. Walked at each
+    /// limit in turn from the least any text's length allows: most misspelt ids are a
+    /// few edits from what they meant, and a walk at a small limit reads few prefixes.
+    pub(super) fn nearest<'a>(
+        &self,
+        text: impl Fn(u32) -> &'a str + Copy,
+        to: &str,
+        bound: usize,
+        keep: usize,
+    ) -> Vec<(usize, u32, &'a str)> {
+        let by_length = self.lengths.iter().map(|len| len.abs_diff(to.len())).min();
+        let from = match by_length {
+            Some(least) if self.others.is_empty() => least,
+            _ => 0,
+        };
+        let mut found = Vec::new();
+        for limit in from..=bound {
+            found = self.within(text, to, limit, keep);
+            if found.len() >= keep {
+                break;
+            }
+        }
+        found
     }
 
     /// The texts at most `limit` edits from `to` (ASCII), with their distance and place:
@@ -103,7 +143,7 @@ impl Sorted {
         let mut valid = 0;
         let mut at = 0;
         while at < self.places.len() {
-            let place = self.places[at];
+            let (begins, place) = (at, self.places[at]);
             let name = text(place);
             let mut depth = valid.min(self.shared[at] as usize);
             let mut beyond = false;
@@ -142,10 +182,10 @@ impl Sorted {
             valid = depth;
             at += 1;
             if beyond {
-                // Every text that shares this prefix is as far.
-                while at < self.places.len() && self.shared[at] as usize >= depth {
-                    at += 1;
-                }
+                // Every text that shares this prefix is as far: the prefix is one this
+                // text begins (those before it share less).
+                let shared = self.shared[begins] as usize;
+                at = self.ends[self.first_prefix[begins] as usize + depth - shared - 1] as usize;
             } else {
                 let distance = rows[depth * width + to.len()] as usize;
                 if distance <= limit {
@@ -156,6 +196,30 @@ impl Sorted {
         }
         found
     }
+}
+
+/// For each text, where each prefix it begins (one longer than what it shares with the
+/// text before, and on) ends, as [`Sorted`] keeps them.
+fn prefix_ends(sorted: &[(u32, &str)], shared: &[u32]) -> (Vec<u32>, Vec<u32>) {
+    let mut ends: Vec<u32> = Vec::new();
+    let mut first_prefix = Vec::with_capacity(sorted.len());
+    // The prefixes not yet ended: their length and their place in `ends`.
+    let mut open: Vec<(u32, u32)> = Vec::new();
+    for (at, (&(_, text), &common)) in sorted.iter().zip(shared).enumerate() {
+        while open.last().is_some_and(|&(len, _)| len > common) {
+            let (_, prefix) = open.pop().unwrap_or_default();
+            ends[prefix as usize] = at as u32;
+        }
+        first_prefix.push(ends.len() as u32);
+        for len in common + 1..=text.len() as u32 {
+            open.push((len, ends.len() as u32));
+            ends.push(0);
+        }
+    }
+    for (_, prefix) in open {
+        ends[prefix as usize] = sorted.len() as u32;
+    }
+    (ends, first_prefix)
 }
 
 #[cfg(test)]
