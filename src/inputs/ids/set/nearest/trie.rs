@@ -1,4 +1,5 @@
-//! A file's names walked as a trie, for the searches a bigram signature cannot narrow.
+//! A file's names (or a folder's files) walked as a trie, for the searches a bigram
+//! signature cannot narrow.
 //!
 //! The names of one file share most of their text (`test_property_1234`, `…_1235`): a
 //! misspelt one is within a few edits of hundreds of them by its signature, and ties at
