@@ -6,7 +6,9 @@
 //! the last distance kept must all be compared. Walked in byte order, names that share a
 //! prefix share the rows of the edit distance table for it, only the cells within the
 //! limit of the diagonal are computed, and every name under a prefix already past the
-//! limit is skipped: a search reads the few prefixes near the misspelt name, not every name.
+//! limit is skipped, counting what is left of the misspelt name that the longest name
+//! under the prefix is too short to match: a search reads the few prefixes near the
+//! misspelt name, not every name.
 
 use super::super::levenshtein;
 
@@ -15,16 +17,24 @@ use super::super::levenshtein;
 pub(super) struct Sorted {
     places: Vec<u32>,
     shared: Vec<u32>,
-    /// Where the prefixes a text begins end: for the text at `i`, its prefixes one
-    /// longer than `shared[i]` and on are at `first_prefix[i]..`, each the place in
-    /// `places` of the first text that does not begin with it.
-    ends: Vec<u32>,
+    /// The prefixes each text begins: for the text at `i`, those one longer than
+    /// `shared[i]` and on are at `first_prefix[i]..`.
+    prefixes: Vec<Prefix>,
     first_prefix: Vec<u32>,
     /// The lengths of the texts, each once.
     lengths: Vec<usize>,
     longest: usize,
     /// The texts that are not ASCII, compared one by one: the distance counts characters.
     others: Vec<u32>,
+}
+
+/// A prefix of the texts, as a trie's node.
+#[derive(Debug, Clone, Copy, Default)]
+struct Prefix {
+    /// The place in `places` of the first text after it that does not begin with it.
+    end: u32,
+    /// The length of the longest text that begins with it.
+    longest: u32,
 }
 
 impl Sorted {
@@ -52,7 +62,7 @@ impl Sorted {
                 common as u32
             })
             .collect();
-        let (ends, first_prefix) = prefix_ends(&ascii, &shared);
+        let (prefixes, first_prefix) = prefixes(&ascii, &shared);
         let mut lengths: Vec<usize> = ascii.iter().map(|(_, text)| text.len()).collect();
         lengths.sort_unstable();
         lengths.dedup();
@@ -61,7 +71,7 @@ impl Sorted {
             longest: ascii.iter().map(|(_, text)| text.len()).max().unwrap_or(0),
             places: ascii.into_iter().map(|(place, _)| place).collect(),
             shared,
-            ends,
+            prefixes,
             first_prefix,
             others,
         }
@@ -146,7 +156,12 @@ impl Sorted {
         while at < self.places.len() {
             let (begins, place) = (at, self.places[at]);
             let name = text(place);
-            let mut depth = valid.min(self.shared[at] as usize);
+            let shared = self.shared[at] as usize;
+            // The prefixes computed below are those this text begins.
+            let prefix = |depth: usize| {
+                self.prefixes[self.first_prefix[begins] as usize + depth - shared - 1]
+            };
+            let mut depth = valid.min(shared);
             let mut beyond = false;
             while depth < name.len() {
                 let (before, after) = rows.split_at_mut((depth + 1) * width);
@@ -162,6 +177,9 @@ impl Sorted {
                     row[high + 1] = past;
                 }
                 let byte = name.as_bytes()[depth - 1];
+                // What is left of `to` after a cell is matched by at most `rest` bytes
+                // of any text under this prefix: a cell's distance grows by the rest.
+                let rest = prefix(depth).longest as usize - depth;
                 let mut least = past;
                 for j in low..=high {
                     let cell = if j == 0 {
@@ -173,7 +191,8 @@ impl Sorted {
                     }
                     .min(past);
                     row[j] = cell;
-                    least = least.min(cell);
+                    let unmatched = (to.len() - j).saturating_sub(rest) as u32;
+                    least = least.min(cell + unmatched);
                 }
                 if least > limit as u32 {
                     beyond = true;
@@ -183,10 +202,8 @@ impl Sorted {
             valid = depth;
             at += 1;
             if beyond {
-                // Every text that shares this prefix is as far: the prefix is one this
-                // text begins (those before it share less).
-                let shared = self.shared[begins] as usize;
-                at = self.ends[self.first_prefix[begins] as usize + depth - shared - 1] as usize;
+                // Every text that begins with this prefix is as far.
+                at = prefix(depth).end as usize;
             } else {
                 let distance = rows[depth * width + to.len()] as usize;
                 if distance <= limit {
@@ -199,28 +216,46 @@ impl Sorted {
     }
 }
 
-/// For each text, where each prefix it begins (one longer than what it shares with the
-/// text before, and on) ends, as [`Sorted`] keeps them.
-fn prefix_ends(sorted: &[(u32, &str)], shared: &[u32]) -> (Vec<u32>, Vec<u32>) {
-    let mut ends: Vec<u32> = Vec::new();
+/// For each text, the prefixes it begins (one longer than what it shares with the text
+/// before, and on), as [`Sorted`] keeps them.
+fn prefixes(sorted: &[(u32, &str)], shared: &[u32]) -> (Vec<Prefix>, Vec<u32>) {
+    let mut prefixes: Vec<Prefix> = Vec::new();
     let mut first_prefix = Vec::with_capacity(sorted.len());
-    // The prefixes not yet ended: their length and their place in `ends`.
+    // The prefixes not yet ended, shortest first: their length and place in `prefixes`.
     let mut open: Vec<(u32, u32)> = Vec::new();
+    let close = |prefixes: &mut Vec<Prefix>, open: &mut Vec<(u32, u32)>, end: usize| {
+        let (_, closed) = open.pop().unwrap_or_default();
+        let closed = &mut prefixes[closed as usize];
+        closed.end = end as u32;
+        let longest = closed.longest;
+        // The prefix it extends holds its texts too.
+        if let Some(&(_, parent)) = open.last() {
+            let parent = &mut prefixes[parent as usize];
+            parent.longest = parent.longest.max(longest);
+        }
+    };
     for (at, (&(_, text), &common)) in sorted.iter().zip(shared).enumerate() {
         while open.last().is_some_and(|&(len, _)| len > common) {
-            let (_, prefix) = open.pop().unwrap_or_default();
-            ends[prefix as usize] = at as u32;
+            close(&mut prefixes, &mut open, at);
         }
-        first_prefix.push(ends.len() as u32);
-        for len in common + 1..=text.len() as u32 {
-            open.push((len, ends.len() as u32));
-            ends.push(0);
+        first_prefix.push(prefixes.len() as u32);
+        let len = text.len() as u32;
+        if let Some(&(_, parent)) = open.last() {
+            let parent = &mut prefixes[parent as usize];
+            parent.longest = parent.longest.max(len);
+        }
+        for depth in common + 1..=len {
+            open.push((depth, prefixes.len() as u32));
+            prefixes.push(Prefix {
+                end: 0,
+                longest: len,
+            });
         }
     }
-    for (_, prefix) in open {
-        ends[prefix as usize] = sorted.len() as u32;
+    while !open.is_empty() {
+        close(&mut prefixes, &mut open, sorted.len());
     }
-    (ends, first_prefix)
+    (prefixes, first_prefix)
 }
 
 #[cfg(test)]
