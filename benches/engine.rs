@@ -160,6 +160,36 @@ fn nearest_500_misspelt_once_indexed(bencher: divan::Bencher) {
     });
 }
 
+/// "Did you mean" in one file of 10,000 names (`test_property_N`): 500 searches of each
+/// kind, 12 kept as the pack asks: a name misspelt, a test renamed (nothing near), a name
+/// with a suffix added (its nearest five and six edits away), nothing alike. The file's
+/// names are walked as a trie; docs/performance.md has the figures.
+#[divan::bench(
+    sample_count = 5,
+    args = ["test_proprety_N", "test_renamed_entirely_N", "test_property_N_case", "xyz_N"]
+)]
+fn nearest_500_in_a_file_of_10000_names(bencher: divan::Bencher, asked: &str) {
+    bencher
+        .with_inputs(|| {
+            let file = "tests/props/test_props.py";
+            let set: IdSet = (0..10_000)
+                .map(|i| format!("{file}::test_property_{i}"))
+                .collect();
+            // The index and the file's walk are built by the first search.
+            set.nearest(&format!("{file}::test_proprety_1"), 12);
+            let asked: Vec<String> = (0..500)
+                .map(|i| format!("{file}::{}", asked.replace('N', &(i * 17).to_string())))
+                .collect();
+            (set, asked)
+        })
+        .bench_values(|(set, asked)| {
+            for id in &asked {
+                set.nearest(id, 12);
+            }
+            set
+        });
+}
+
 /// A test file of 200 tests (about 1,400 lines): the weakened-test pre-check (FZ610)
 /// parses it at base and in the patch and compares every test. Its target is 5 ms per
 /// changed test file.
