@@ -251,6 +251,29 @@ fn targets(
     targets
 }
 
+impl Target {
+    /// Its proof before anything is run: what the target is (removed, edited, its line),
+    /// and whether the frozen test was put back as the base defined it.
+    fn proof(&self, frozen_at_base: bool) -> FreezeProof {
+        FreezeProof {
+            test_id: self.test_id.clone(),
+            properties: self.properties.clone(),
+            stake: Vec::new(),
+            frozen_clean: "unknown".into(),
+            frozen_at_base: frozen_at_base && self.kind == Kind::Freeze,
+            removed: self.kind == Kind::Removed,
+            renamed_to: self.renamed_to.clone(),
+            edited: self.kind == Kind::Edited,
+            line: self.line,
+            properties_clean: BTreeMap::new(),
+            mutants_total: 0,
+            incomplete: None,
+            others: 0,
+            mutants: Vec::new(),
+        }
+    }
+}
+
 /// The record of a removed or edited test the proof could not run, and why.
 fn unproven(target: &Target, why: &str) -> FreezeProof {
     let first = why
@@ -259,21 +282,8 @@ fn unproven(target: &Target, why: &str) -> FreezeProof {
         .unwrap_or(why)
         .trim_start_matches("prove: ");
     FreezeProof {
-        test_id: target.test_id.clone(),
-        properties: target.properties.clone(),
-        stake: Vec::new(),
-        frozen_clean: "unknown".into(),
-        frozen_at_base: false,
-        // What the target is (removed, edited, its line) the caller marks on every proof.
-        removed: false,
-        renamed_to: None,
-        edited: false,
-        line: None,
-        properties_clean: BTreeMap::new(),
-        mutants_total: 0,
         incomplete: Some(format!("its base version could not be proven: {first}")),
-        others: 0,
-        mutants: Vec::new(),
+        ..target.proof(false)
     }
 }
 
@@ -344,8 +354,7 @@ pub fn prove(cwd: &Path, config: &Config, options: &Options) -> Result<Proven, G
             }
         };
         let proven = prove_one(
-            &target.test_id,
-            &target.properties,
+            target.proof(written.is_some()),
             &runner,
             &driver,
             &scratch,
@@ -358,7 +367,7 @@ pub fn prove(cwd: &Path, config: &Config, options: &Options) -> Result<Proven, G
         if let Some(file) = &written {
             scratch.restore(file)?;
         }
-        let (mut freeze, mutants) = match proven {
+        let (freeze, mutants) = match proven {
             // A test the patch removed or edited that the proof cannot run (it was
             // skipped, its fixtures are gone) is an unfinished proof of it, not the end
             // of every other proof.
@@ -367,11 +376,6 @@ pub fn prove(cwd: &Path, config: &Config, options: &Options) -> Result<Proven, G
             }
             other => other?,
         };
-        freeze.frozen_at_base = written.is_some() && target.kind == Kind::Freeze;
-        freeze.removed = target.kind == Kind::Removed;
-        freeze.edited = target.kind == Kind::Edited;
-        freeze.line = target.line;
-        freeze.renamed_to = target.renamed_to.clone();
         timings.push(Timing {
             total: begun.elapsed(),
             mutants,
@@ -640,8 +644,7 @@ fn is_project_code(file: &str, test_files: &BTreeSet<String>) -> bool {
 
 #[allow(clippy::too_many_arguments)]
 fn prove_one(
-    test_id: &str,
-    properties: &[String],
+    mut freeze: FreezeProof,
     runner: &Runner,
     driver: &Driver,
     scratch: &scratch::Scratch,
@@ -651,24 +654,8 @@ fn prove_one(
     options: &Options,
     deadline: Option<Instant>,
 ) -> Result<(FreezeProof, Duration), GateError> {
-    let test_id = test_id.to_string();
-    let properties = properties.to_vec();
-    let mut freeze = FreezeProof {
-        test_id: test_id.clone(),
-        properties: properties.clone(),
-        stake: Vec::new(),
-        frozen_clean: "unknown".into(),
-        frozen_at_base: false,
-        removed: false,
-        renamed_to: None,
-        edited: false,
-        line: None,
-        properties_clean: BTreeMap::new(),
-        mutants_total: 0,
-        incomplete: None,
-        others: 0,
-        mutants: Vec::new(),
-    };
+    let test_id = freeze.test_id.clone();
+    let properties = freeze.properties.clone();
     if deadline.is_some_and(|d| Instant::now() >= d) {
         freeze.incomplete = Some("the budget was spent before this freeze".into());
         return Ok((freeze, Duration::ZERO));
@@ -941,7 +928,7 @@ fn run_mutants(
     let mut deposits_cut = false;
     if frozen_known && !result.budget_hit && !others_cut && !freeze.properties.is_empty() {
         // An edited test's one "property" is its patched version.
-        let deposit = if freeze.properties.iter().all(|p| p.ends_with(AS_PATCHED)) {
+        let deposit = if freeze.edited {
             "the patch's version runs"
         } else {
             "its properties run"
