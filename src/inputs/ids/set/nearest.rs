@@ -131,13 +131,13 @@ fn nearest<'a>(
     keep: usize,
     walk: Option<Walk<'_, 'a>>,
 ) -> Vec<(usize, u32, &'a str)> {
-    let wanted = (to.len(), signature(to));
     let bound = (within / 3).max(2);
     if let Some(walk) = walk {
         let mut found = walk(bound, keep);
         keep_nearest(&mut found, keep);
         return found;
     }
+    let wanted = (to.len(), signature(to));
     let mut by_bound: Vec<Vec<u32>> = vec![Vec::new(); bound + 1];
     for (place, len, bits) in texts {
         let least = at_least((len, bits), wanted);
@@ -160,24 +160,39 @@ fn nearest<'a>(
                 continue;
             }
             found.push((distance, place, text));
-            if found.len() >= keep {
-                limit = keep_nearest(&mut found, keep);
+            if let Some(kept) = keep_nearest(&mut found, keep) {
+                limit = kept;
             }
         }
     }
     found
 }
 
-/// Keeps the `keep` nearest of `found` and every one as near as the last of them; gives
-/// the distance of the last.
-fn keep_nearest(found: &mut Vec<(usize, u32, &str)>, keep: usize) -> usize {
-    let mut distances: Vec<usize> = found.iter().map(|f| f.0).collect();
-    if distances.len() < keep {
-        return distances.into_iter().max().unwrap_or(0);
+/// With `keep` or more found, keeps the `keep` nearest and every one as near as the last
+/// of them, and gives the distance of the last.
+fn keep_nearest(found: &mut Vec<(usize, u32, &str)>, keep: usize) -> Option<usize> {
+    if found.len() < keep {
+        return None;
     }
+    let mut distances: Vec<usize> = found.iter().map(|f| f.0).collect();
     let (_, &mut kept, _) = distances.select_nth_unstable(keep - 1);
     found.retain(|f| f.0 <= kept);
-    kept
+    Some(kept)
+}
+
+/// The walk of the texts at `places` for a search of `to`, as [`nearest`] takes it: when
+/// `to` is ASCII and they are more than [`WALK_OVER`], sorted into `sorted` when first
+/// walked.
+fn walk<'a>(
+    sorted: &'a OnceLock<trie::Sorted>,
+    places: impl ExactSizeIterator<Item = u32> + Clone + 'a,
+    text: impl Fn(u32) -> &'a str + Copy + 'a,
+    to: &'a str,
+) -> Option<impl Fn(usize, usize) -> Within<'a> + 'a> {
+    (to.is_ascii() && places.len() > WALK_OVER).then_some(move |limit: usize, keep: usize| {
+        let sorted = sorted.get_or_init(|| trie::Sorted::new(places.clone().map(|p| (p, text(p)))));
+        sorted.nearest(text, to, limit, keep)
+    })
 }
 
 /// The texts nearest `to`, ties included (`keep` 1).
@@ -353,15 +368,9 @@ impl NearIndex {
                     .map(|((&at, &len), &bits)| (at, len as usize, bits));
                 let name_of = |at| &set.id(at)[file.len()..];
                 let name = &id[file.len()..];
-                let walk = |limit: usize, keep: usize| {
-                    let sorted = files.names[*f as usize].get_or_init(|| {
-                        let ids = files.ids[range.clone()].iter();
-                        trie::Sorted::new(ids.map(|&at| (at, name_of(at))))
-                    });
-                    sorted.nearest(name_of, name, limit, keep)
-                };
-                let walk: Option<Walk> =
-                    (name.is_ascii() && range.len() > WALK_OVER).then_some(&walk);
+                let places = files.ids[range.clone()].iter().copied();
+                let walk = walk(&files.names[*f as usize], places, name_of, name);
+                let walk = walk.as_ref().map(|w| w as Walk);
                 let found: Vec<(usize, u32, &str)> = nearest(ids, name_of, name, name_len, n, walk)
                     .into_iter()
                     .map(|(distance, at, _)| (distance, at, set.id(at)))
@@ -420,8 +429,8 @@ impl NearIndex {
                 let near = match same {
                     Some(f) => vec![f],
                     None => {
-                        let walk = files.walk(set, file);
                         let text = |f| files.text(set, f);
+                        let walk = walk(&files.sorted, files.places(), text, file);
                         nearest_of(files.texts(), text, file, walk.as_ref().map(|w| w as Walk))
                     }
                     .into_iter()
@@ -457,7 +466,7 @@ impl NearIndex {
                 // One folder near (the usual case): its files are places `0..`, walked
                 // as they are sorted once for it.
                 let walk = match &near_folders[..] {
-                    [files] => files.walk(set, file),
+                    [files] => walk(&files.sorted, files.places(), |f| files.text(set, f), file),
                     _ => None,
                 };
                 nearest_of(files, text, file, walk.as_ref().map(|w| w as Walk))
@@ -503,26 +512,14 @@ impl Files {
         &set.id(file.id)[..file.len as usize]
     }
 
-    /// The walk of these files for a search of `file` (ASCII), as [`nearest`] takes it.
-    fn walk<'a>(
-        &'a self,
-        set: &'a IdSetInner,
-        file: &'a str,
-    ) -> Option<impl Fn(usize, usize) -> Within<'a> + 'a> {
-        (file.is_ascii() && self.files.len() > WALK_OVER).then_some(
-            move |limit: usize, keep: usize| {
-                let sorted = self.sorted.get_or_init(|| {
-                    let files = 0..self.files.len() as u32;
-                    trie::Sorted::new(files.map(|f| (f, self.text(set, f))))
-                });
-                sorted.nearest(|f| self.text(set, f), file, limit, keep)
-            },
-        )
+    /// The files' places.
+    fn places(&self) -> std::ops::Range<u32> {
+        0..self.files.len() as u32
     }
 
     /// Each file's place, length and signature, as [`nearest`] takes them.
     fn texts(&self) -> impl Iterator<Item = (u32, usize, u64)> + '_ {
-        (0..self.files.len() as u32).map(move |f| {
+        self.places().map(move |f| {
             (
                 f,
                 self.files[f as usize].len as usize,

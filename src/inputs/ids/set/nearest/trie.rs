@@ -21,9 +21,8 @@ pub(super) struct Sorted {
     /// `shared[i]` and on are at `first_prefix[i]..`.
     prefixes: Vec<Prefix>,
     first_prefix: Vec<u32>,
-    /// The lengths of the texts, each once.
+    /// The lengths of the texts, each once, shortest first.
     lengths: Vec<usize>,
-    longest: usize,
     /// The texts that are not ASCII, compared one by one: the distance counts characters.
     others: Vec<u32>,
 }
@@ -68,7 +67,6 @@ impl Sorted {
         lengths.dedup();
         Sorted {
             lengths,
-            longest: ascii.iter().map(|(_, text)| text.len()).max().unwrap_or(0),
             places: ascii.into_iter().map(|(place, _)| place).collect(),
             shared,
             prefixes,
@@ -125,10 +123,7 @@ impl Sorted {
             .collect();
         // How many were found at each distance.
         let mut at_distance = vec![0usize; limit + 1];
-        let mut narrow = |found: &[(usize, u32, &str)], limit: &mut usize| {
-            let Some(&(distance, _, _)) = found.last() else {
-                return;
-            };
+        let mut narrow = |distance: usize, limit: &mut usize| {
             at_distance[distance] += 1;
             let mut nearer = 0;
             for (distance, count) in at_distance[..=*limit].iter().enumerate() {
@@ -139,14 +134,15 @@ impl Sorted {
                 }
             }
         };
-        for end in 0..found.len() {
-            narrow(&found[..=end], &mut limit);
+        for &(distance, _, _) in &found {
+            narrow(distance, &mut limit);
         }
         let to = to.as_bytes();
         let width = to.len() + 1;
         // A cell holds the distance when at most `limit`, else `past`.
         let past = limit as u32 + 1;
-        let mut rows = vec![past; (self.longest + 1) * width];
+        let longest = self.lengths.last().copied().unwrap_or(0);
+        let mut rows = vec![past; (longest + 1) * width];
         for (j, cell) in rows[..width].iter_mut().enumerate() {
             *cell = (j as u32).min(past);
         }
@@ -208,7 +204,7 @@ impl Sorted {
                 let distance = rows[depth * width + to.len()] as usize;
                 if distance <= limit {
                     found.push((distance, place, name));
-                    narrow(&found, &mut limit);
+                    narrow(distance, &mut limit);
                 }
             }
         }
