@@ -364,7 +364,8 @@ fn hollow_deposits_fail_fz210_naming_a_surviving_mutant() {
 }
 
 /// The inventory with its code behind decorators (mutmut alone skips every decorated
-/// function) and one helper inside a module-level block, which mutmut cannot reach.
+/// function, and `__new__`) and one helper inside a module-level block, which mutmut
+/// cannot reach.
 const DECORATED_INVENTORY: &str = r#"import functools
 
 
@@ -383,6 +384,11 @@ if True:  # a module-level block: mutmut reaches no function in it
 
 
 class Stock:
+    def __new__(cls, level):
+        if level < 0:
+            raise ValueError("stock must not be negative")
+        return super().__new__(cls)
+
     def __init__(self, level):
         self._level = level
 
@@ -428,10 +434,14 @@ fn decorated_functions_at_stake_get_mutants_and_unreachable_ones_are_named() {
         &summary,
         "decorated, mutated with their decorators kept on mutmut's trampoline: Stock.take, reserve",
     );
+    assert_contains(
+        &summary,
+        "special methods mutmut skips, mutated by its operators through its trampoline: Stock.__new__",
+    );
     // A property reached, with nothing in it mutmut mutates.
     assert_contains(
         &summary,
-        "no mutant of Stock.level (inventory.py:22): no mutation operator applies to the lines the test ran",
+        "no mutant of Stock.level (inventory.py:27): no mutation operator applies to the lines the test ran",
     );
     assert_contains(
         &summary,
@@ -475,12 +485,14 @@ fn decorated_functions_at_stake_get_mutants_and_unreachable_ones_are_named() {
     assert_eq!(code, 1, "{report}");
     assert_eq!(codes(&report), ["FZ210"], "{report}");
     let message = message(&report, "FZ210");
-    assert_contains(&message, "inventory.py:31 (- return 0 + return 1)");
+    assert_contains(&message, "inventory.py:36 (- return 0 + return 1)");
 }
 
-/// Decorators of every common shape, and twins (a property's setter, `register`ed `_`s):
-/// each mutant the driver makes is reached through the decorated name and changes only
-/// its own function (a twin sharing its name's trampoline would run the other's code).
+/// Decorators of every common shape, twins (a property's setter, `register`ed `_`s) and
+/// the special methods mutmut alone never mutates (`__new__`, a metaclass's too,
+/// `__getattribute__`, `__setattr__`): each mutant the driver makes is reached through
+/// the decorated name and changes only its own function (a twin sharing its name's
+/// trampoline would run the other's code).
 const SHAPES: &str = r#"import functools
 
 
@@ -529,6 +541,30 @@ def _(x: int):
 @describe.register
 def _(x: str):
     return "str:" + x
+
+
+class Pair(tuple):
+    def __new__(cls, a, b):
+        return super().__new__(cls, (a, b + 0))
+
+
+class Guarded:
+    def __init__(self):
+        object.__setattr__(self, "v", 1)
+
+    def __getattribute__(self, name):
+        if name == "hidden":
+            return "shown"
+        return object.__getattribute__(self, name)
+
+    def __setattr__(self, name, value):
+        object.__setattr__(self, name, value * 2)
+
+
+class Tagging(type):
+    def __new__(mcs, name, bases, ns):
+        ns["tag"] = name + "!"
+        return super().__new__(mcs, name, bases, ns)
 "#;
 
 /// Calls every shape; prints what each returns, per mutant of the driver's listing.
@@ -547,6 +583,9 @@ def probe():
         out.append(str(e))
     s.side = 4
     out.append(s.side)
+    g = shapes.Guarded()
+    g.w = 3
+    out += [list(shapes.Pair(1, 2)), g.hidden, g.v, g.w, shapes.Tagging("T", (), {}).tag]
     return out
 
 listing = json.load(open(sys.argv[1]))
@@ -568,7 +607,7 @@ fn the_driver_mutates_every_decorator_shape_and_tells_twins_apart() {
     let root = dir.path();
     write(root, "shapes.py", SHAPES);
     write(root, "probe.py", PROBE);
-    let every_body_line: Vec<u32> = (1..=55).collect();
+    let every_body_line: Vec<u32> = (1..=80).collect();
     write(
         root,
         "spec.json",
@@ -608,6 +647,19 @@ fn the_driver_mutates_every_decorator_shape_and_tells_twins_apart() {
         );
     }
     assert_eq!(engine_of("Square.__init__", 12), "mutmut");
+    assert_eq!(engine_of("Guarded.__init__", 57), "mutmut");
+    for (name, start) in [
+        ("Pair.__new__", 52),
+        ("Guarded.__getattribute__", 60),
+        ("Guarded.__setattr__", 65),
+        ("Tagging.__new__", 70),
+    ] {
+        assert_eq!(
+            engine_of(name, start),
+            "mutmut, special method opened to its trampoline",
+            "{name} at {start}"
+        );
+    }
     let out = std::process::Command::new(&python)
         .args(["probe.py", "listing.json"])
         .current_dir(root)
@@ -618,7 +670,7 @@ fn the_driver_mutates_every_decorator_shape_and_tells_twins_apart() {
     let clean = &results[""];
     assert_eq!(
         clean.to_string(),
-        r#"[3,1,6,"int","negative int","str:a","thing","negative",4]"#
+        r#"[3,1,6,"int","negative int","str:a","thing","negative",4,[1,2],"shown",1,6,"T!"]"#
     );
     // Every mutant changes only what its own function returns: the probe's outputs that
     // differ from the clean run's are those of the function it mutates.
@@ -634,6 +686,11 @@ fn the_driver_mutates_every_decorator_shape_and_tells_twins_apart() {
             "_@str" => vec![5],
             "Square.__init__" => (0..9).collect(),
             "logged" => vec![1, 2],
+            "Pair.__new__" => vec![9],
+            "Guarded.__init__" => vec![11],
+            "Guarded.__getattribute__" => vec![10, 11, 12],
+            "Guarded.__setattr__" => vec![12],
+            "Tagging.__new__" => vec![13],
             other => panic!("unexpected {other}"),
         }
     };

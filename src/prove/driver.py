@@ -168,6 +168,11 @@ ENGINE = "mutmut"
 # A decorated function, mutated by mutmut's operators with its decorators kept on the
 # trampoline alone (its copies and mutants are plain functions the trampoline calls).
 ENGINE_DECORATED = "mutmut, decorators kept on the trampoline"
+# A special method mutmut 3 never mutates (`__new__`, `__getattribute__`, `__setattr__`),
+# mutated by its operators all the same: its trampoline (a decorator since 3.8) calls the
+# copies through the class's mutants dict, never through `self` or `cls`, so none of the
+# three recurses or loses its binding.
+ENGINE_OPENED = "mutmut, special method opened to its trampoline"
 
 
 def _cst_decorators(function) -> list[str]:
@@ -185,7 +190,7 @@ def _arranged_by_mutmut(decorators: list[str]) -> bool:
     return not decorators or (len(decorators) == 1 and decorators[0] in NATIVE)
 
 
-def _open_decorated_functions(file_mutation, cst) -> set[str]:
+def _open_what_mutmut_skips(file_mutation, cst) -> dict[str, str]:
     """Makes mutmut mutate decorated functions (it skips them: copies of a decorated
     function would run its decorator again, and `@property` breaks its trampoline). The
     trampoline alone keeps the decorators, innermost beneath them; the original's copy
@@ -193,14 +198,17 @@ def _open_decorated_functions(file_mutation, cst) -> set[str]:
     every mutant is called with what the original body was called with. The second and
     later definitions of one name in one scope (a property's setter, `@f.register def
     _`) get their own mutant names (TWIN and rank, as `_functions` names them): two of one
-    name would share one trampoline. Returns the set the keys of the decorated functions
-    mutated are added to."""
+    name would share one trampoline. The special methods mutmut never mutates are opened
+    too (ENGINE_OPENED). Returns the dict each such function's key is added to, with the
+    engine that names how it was mutated."""
     visitor = file_mutation.MutationVisitor
     skip = visitor._skip_node_and_children
     arrange = file_mutation.function_trampoline_arrangement
     create = file_mutation.create_mutations
     twins: dict[int, str] = {}
-    decorated: set[str] = set()
+    engines: dict[str, str] = {}
+    special = set(file_mutation.NEVER_MUTATE_FUNCTION_NAMES)
+    file_mutation.NEVER_MUTATE_FUNCTION_NAMES = set()
 
     def skip_unless_decorated(self, node):
         if not isinstance(node, cst.FunctionDef) or _arranged_by_mutmut(_cst_decorators(node)):
@@ -212,17 +220,22 @@ def _open_decorated_functions(file_mutation, cst) -> set[str]:
         if position and position.start.line in self._ignored_node_lines:
             self.ignored_functions.add(node.name.value)
             return True
-        return node in self._enum_creation_hooks or node.name.value in file_mutation.NEVER_MUTATE_FUNCTION_NAMES
+        return node in self._enum_creation_hooks
 
     def arrange_decorated(function, mutants, class_name):
         twin = twins.get(id(function))
         transparent = not _arranged_by_mutmut(_cst_decorators(function))
+        name = function.name.value if twin is None else twin
+        key = file_mutation.mangle_function_name(name=name, class_name=class_name)
+        if transparent:
+            engines[key] = ENGINE_DECORATED
+        elif function.name.value in special:
+            engines[key] = ENGINE_OPENED
         if twin is None and not transparent:
             return arrange(function, mutants, class_name)
         inner = function if twin is None else function.with_changes(name=cst.Name(twin))
         if transparent:
             inner = inner.with_changes(decorators=[])
-            decorated.add(file_mutation.mangle_function_name(name=inner.name.value, class_name=class_name))
         declared, nodes, assigned, names = arrange(inner, mutants, class_name)
         trampoline = nodes[0].with_changes(name=function.name, decorators=[*function.decorators, *nodes[0].decorators])
         return declared, [trampoline, *nodes[1:]], assigned, names
@@ -247,7 +260,7 @@ def _open_decorated_functions(file_mutation, cst) -> set[str]:
     visitor._skip_node_and_children = skip_unless_decorated
     file_mutation.function_trampoline_arrangement = arrange_decorated
     file_mutation.create_mutations = create_and_name_twins
-    return decorated
+    return engines
 
 
 def _unmutated_reason(function: Function, source_lines: list[str]) -> str:
@@ -256,8 +269,6 @@ def _unmutated_reason(function: Function, source_lines: list[str]) -> str:
         return function.unreachable
     if "overload" in function.decorators:
         return "a typing.overload stub"
-    if function.name in {"__getattribute__", "__setattr__", "__new__"}:
-        return f"mutmut never mutates {function.name}"
     if any("pragma: no mutate" in line for line in source_lines[function.first - 1 : function.def_line]):
         return "marked `# pragma: no mutate`"
     return "no mutation operator applies to the lines the test ran"
@@ -274,7 +285,7 @@ def mutate(spec_json: str) -> None:
     configuration._guess_source_paths = lambda: ["."]
     from mutmut.mutation import file_mutation
 
-    decorated = _open_decorated_functions(file_mutation, cst)
+    engines = _open_what_mutmut_skips(file_mutation, cst)
     with open(spec_json, encoding="utf-8") as f:
         spec = json.load(f)
     mutants_out = []
@@ -282,7 +293,7 @@ def mutate(spec_json: str) -> None:
     for path, lines in spec["files"].items():
         with open(path, encoding="utf-8") as f:
             source = f.read()
-        decorated.clear()
+        engines.clear()
         mutated = file_mutation.mutate_file_contents(path, source, set(lines), None)
         code_lines = mutated.code.splitlines()
         spans = mutated.line_span_by_function_name
@@ -321,7 +332,7 @@ def mutate(spec_json: str) -> None:
                 "function": _display(function.key),
                 "start": function.first,
                 "mutants": count,
-                "engine": (ENGINE_DECORATED if function.key in decorated else ENGINE) if count else None,
+                "engine": engines.get(function.key, ENGINE) if count else None,
                 "reason": None if count else _unmutated_reason(function, source_lines),
             })
         with open(path, "w", encoding="utf-8") as f:

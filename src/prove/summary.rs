@@ -13,6 +13,19 @@ use crate::words::{count, part_of};
 /// `staticmethod` / `classmethod`).
 const ENGINE: &str = "mutmut";
 
+/// How the summary words the functions an engine other than plain mutmut mutated (the
+/// driver's names for them); any other engine is named as it is.
+const ENGINE_NOTES: [(&str, &str); 2] = [
+    (
+        "mutmut, decorators kept on the trampoline",
+        "decorated, mutated with their decorators kept on mutmut's trampoline",
+    ),
+    (
+        "mutmut, special method opened to its trampoline",
+        "special methods mutmut skips, mutated by its operators through its trampoline",
+    ),
+];
+
 /// Survivors listed per freeze; the rest are counted.
 const SHOWN: usize = 5;
 
@@ -44,21 +57,29 @@ pub fn render(record: &ProofRecord, timings: &[Timing], path: &str) -> String {
     out
 }
 
-/// Which functions at stake the engine mutated with their decorators kept, and which it
-/// made no mutant of (what they do, the proof cannot judge), with why.
+/// Which functions at stake were mutated other than as plain mutmut does (decorators
+/// kept, a special method opened), and which got no mutant (what they do, the proof
+/// cannot judge), with why.
 fn engine_note(out: &mut String, f: &FreezeProof) {
-    let decorated: Vec<&str> = f
-        .stake
-        .iter()
-        .filter(|s| s.engine.as_deref().is_some_and(|e| e != ENGINE))
-        .map(|s| s.function.as_str())
-        .collect();
-    if !decorated.is_empty() {
-        let _ = writeln!(
-            out,
-            "  decorated, mutated with their decorators kept on mutmut's trampoline: {}",
-            decorated.join(", ")
-        );
+    let mut by_engine: Vec<(&str, Vec<&str>)> = Vec::new();
+    for s in &f.stake {
+        let Some(engine) = s.engine.as_deref().filter(|e| *e != ENGINE) else {
+            continue;
+        };
+        match by_engine.iter_mut().find(|(e, _)| *e == engine) {
+            Some((_, functions)) => functions.push(&s.function),
+            None => by_engine.push((engine, vec![&s.function])),
+        }
+    }
+    for (engine, functions) in by_engine {
+        let label = ENGINE_NOTES
+            .iter()
+            .find(|(name, _)| *name == engine)
+            .map_or_else(
+                || format!("mutated by {engine}"),
+                |(_, label)| label.to_string(),
+            );
+        let _ = writeln!(out, "  {label}: {}", functions.join(", "));
     }
     for s in &f.stake {
         if let Some(why) = &s.unmutated {
