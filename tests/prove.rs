@@ -729,6 +729,99 @@ fn the_driver_mutates_every_decorator_shape_and_tells_twins_apart() {
     }
 }
 
+/// A module in Latin-1 (its coding cookie says so) is read as Python reads it and gets
+/// mutants that import; a module the engine cannot parse is named in the listing with
+/// why, never left out of the proof in silence.
+#[test]
+fn the_driver_reads_a_declared_encoding_and_names_a_module_it_cannot_parse() {
+    let python = python();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let latin1: Vec<u8> = b"# -*- coding: latin-1 -*-\n\n\ndef greet(name):\n    if name:\n        return \"ol\xe9 \" + name\n    return \"ol\xe9\"\n".to_vec();
+    std::fs::write(root.join("greeting.py"), &latin1).unwrap();
+    write(root, "broken.py", "def f(:\n    return 1\n");
+    let measured = serde_json::json!({ "tests": { "tests/test_g.py::test_greet": {
+        "greeting.py": [5, 6], "broken.py": [2]
+    } } });
+    write(root, "measured.json", &measured.to_string());
+    let driver = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/prove/driver.py");
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(&python)
+            .arg(&driver)
+            .args(args)
+            .current_dir(root)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    let stake = run(&["stake", "measured.json", "tests/test_g.py::test_greet"]);
+    let listed: Vec<(String, String, u64)> = stake["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let field = |k: &str| f[k].as_str().unwrap().to_string();
+            (
+                field("file"),
+                field("function"),
+                f["start"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            ("broken.py".to_string(), "(the module)".to_string(), 1),
+            ("greeting.py".to_string(), "greet".to_string(), 4),
+        ],
+        "{stake}"
+    );
+    write(
+        root,
+        "spec.json",
+        &serde_json::json!({ "files": { "greeting.py": [5, 6], "broken.py": [2] } }).to_string(),
+    );
+    let listing = run(&["mutate", "spec.json"]);
+    let functions = listing["functions"].as_array().unwrap();
+    let broken = functions
+        .iter()
+        .find(|f| f["file"] == "broken.py")
+        .unwrap_or_else(|| panic!("broken.py is not named: {listing}"));
+    assert_eq!(broken["function"], "(the module)");
+    assert_eq!(broken["start"], 1);
+    assert_eq!(broken["mutants"], 0);
+    assert_contains(
+        broken["reason"].as_str().unwrap(),
+        "the mutation engine cannot read it as Python",
+    );
+    let greet = functions.iter().find(|f| f["function"] == "greet").unwrap();
+    assert!(greet["mutants"].as_u64().unwrap() >= 2, "{listing}");
+    // The mutated module imports, says olé on the unmutated path, and its mutants differ.
+    let mutants: Vec<String> = listing["mutants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap().to_string())
+        .collect();
+    let probe = format!(
+        "import json\nfrom mutmut.mutation.trampoline import set_mutant_under_test\nimport greeting\nout = []\nfor m in [''] + {mutants:?}:\n    set_mutant_under_test(m)\n    try:\n        out.append(greeting.greet('Ana'))\n    except Exception as e:\n        out.append(repr(e))\nprint(json.dumps(out))\n"
+    );
+    write(root, "probe.py", &probe);
+    let out = std::process::Command::new(&python)
+        .arg("probe.py")
+        .current_dir(root)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let results: Vec<String> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(results[0], "ol\u{e9} Ana");
+    assert!(
+        results[1..].iter().any(|r| r != &results[0]),
+        "no mutant changes greet: {results:?}"
+    );
+}
+
 /// A frozen test each of whose kills another test of the suite kills too takes no
 /// coverage away: a deposit that asserts nothing passes the proof, and `prove` and
 /// `check` say why.

@@ -28,9 +28,11 @@ import difflib
 import importlib.util
 import json
 import os
+import re
 import signal
 import sys
 import time
+import tokenize
 from typing import NamedTuple
 
 ENGINE_MISSING = 3
@@ -110,6 +112,38 @@ def _covers(requested: str, reported: str) -> bool:
     )
 
 
+def _read_source(path: str) -> str:
+    """A module's text, decoded as Python decodes it (its coding cookie, else UTF-8)."""
+    with tokenize.open(path) as f:
+        return f.read()
+
+
+# A PEP 263 coding cookie (it counts on the first two lines only).
+_COOKIE = re.compile(r"^([ \t\f]*#.*?coding[:=][ \t]*)([-\w.]+)", re.M)
+
+
+def _write_mutated(path: str, code: str) -> None:
+    """Writes a mutated module as UTF-8: mutmut's names (`x\u01c1C\u01c1f`) are not
+    Latin-1, so a module that declared another encoding is declared UTF-8 from now on
+    (its cookie is rewritten in place: no line moves)."""
+    head, newline, rest = code.partition("\n")
+    second, newline2, rest = rest.partition("\n")
+    top = _COOKIE.sub(r"\g<1>utf-8", head + newline + second, count=1)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(top + newline2 + rest)
+
+
+def _why_unreadable(error: Exception) -> str:
+    first = str(error).splitlines()[0] if str(error) else ""
+    return f"the mutation engine cannot read it as Python ({type(error).__name__}: {first})"
+
+
+def _whole_module(path: str, lines: list[int]) -> dict:
+    """A module at stake the driver cannot parse, as one function from its first line to
+    the last that ran: named in the proof, never a silently smaller proof."""
+    return {"file": path, "function": "(the module)", "start": 1, "end": max(lines), "lines": sorted(lines)}
+
+
 def stake(measured_json: str, test_id: str) -> None:
     """The functions test `test_id` ran in its call phase (the file the plugin wrote under
     FREEZEGATE_PROVE_MEASURE): per function its body's lines that ran."""
@@ -123,9 +157,10 @@ def stake(measured_json: str, test_id: str) -> None:
     out = []
     for path, executed in sorted(executed_by_file.items()):
         try:
-            with open(path, encoding="utf-8") as f:
-                functions = _functions(f.read())
-        except (OSError, SyntaxError, ValueError):
+            functions = _functions(_read_source(path))
+        except (OSError, SyntaxError, ValueError) as e:
+            if path.endswith(".py") and executed:
+                out.append(_whole_module(path, list(executed)))
             continue
         for function in functions:
             name, cls, first, def_line, last = function[:5]
@@ -291,10 +326,25 @@ def mutate(spec_json: str) -> None:
     mutants_out = []
     functions_out = []
     for path, lines in spec["files"].items():
-        with open(path, encoding="utf-8") as f:
-            source = f.read()
         engines.clear()
-        mutated = file_mutation.mutate_file_contents(path, source, set(lines), None)
+        source = None
+        try:
+            source = _read_source(path)
+            mutated = file_mutation.mutate_file_contents(path, source, set(lines), None)
+        except Exception as e:  # noqa: BLE001 (whatever the engine cannot parse is named)
+            try:
+                at_stake = [
+                    (_display(f.key), f.first)
+                    for f in _functions(source or "")
+                    if any(f.def_line < line <= f.last for line in lines)
+                ]
+            except (SyntaxError, ValueError):  # not Python ast reads either
+                at_stake = []
+            at_stake = at_stake if source is not None and at_stake else [("(the module)", 1)]
+            for function, start in at_stake:
+                functions_out.append({"file": path, "function": function, "start": start, "mutants": 0,
+                                      "engine": None, "reason": _why_unreadable(e)})
+            continue
         code_lines = mutated.code.splitlines()
         spans = mutated.line_span_by_function_name
         functions = _functions(source)
@@ -335,8 +385,7 @@ def mutate(spec_json: str) -> None:
                 "engine": engines.get(function.key, ENGINE) if count else None,
                 "reason": None if count else _unmutated_reason(function, source_lines),
             })
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(mutated.code)
+        _write_mutated(path, mutated.code)
     json.dump({"mutants": mutants_out, "functions": functions_out}, sys.stdout)
 
 
