@@ -364,8 +364,8 @@ fn hollow_deposits_fail_fz210_naming_a_surviving_mutant() {
 }
 
 /// The inventory with its code behind decorators (mutmut alone skips every decorated
-/// function, and `__new__`) and one helper inside a module-level block, which mutmut
-/// cannot reach.
+/// function, and `__new__`), one helper inside a module-level block (mutmut alone does
+/// not reach it), and one inside a class-level block, which nothing reaches.
 const DECORATED_INVENTORY: &str = r#"import functools
 
 
@@ -377,7 +377,7 @@ def audited(f):
     return inner
 
 
-if True:  # a module-level block: mutmut reaches no function in it
+if True:  # a module-level block: mutmut alone reaches no function in it
 
     def positive(qty):
         return qty > 0
@@ -392,12 +392,18 @@ class Stock:
     def __init__(self, level):
         self._level = level
 
+    if True:  # a class-level block: prove places no trampoline in it
+
+        def _touch(self):
+            self.touched = True
+
     @property
     def level(self):
         return self._level
 
     @audited
     def take(self, qty):
+        self._touch()
         if not positive(qty):
             raise ValueError("qty must be positive")
         if qty > self.level:
@@ -441,11 +447,15 @@ fn decorated_functions_at_stake_get_mutants_and_unreachable_ones_are_named() {
     // A property reached, with nothing in it mutmut mutates.
     assert_contains(
         &summary,
-        "no mutant of Stock.level (inventory.py:27): no mutation operator applies to the lines the test ran",
+        "no mutant of Stock.level (inventory.py:32): no mutation operator applies to the lines the test ran",
     );
     assert_contains(
         &summary,
-        "no mutant of positive (inventory.py:14): defined inside a module-level `if` block",
+        "in a module-level block or a nested class, mutated behind a trampoline prove placed there: positive",
+    );
+    assert_contains(
+        &summary,
+        "no mutant of Stock._touch (inventory.py:29): defined inside a class-level `if` block",
     );
     let proof = record(root, "gate/proof.json");
     let freeze = &proof["freezes"][0];
@@ -465,10 +475,14 @@ fn decorated_functions_at_stake_get_mutants_and_unreachable_ones_are_named() {
     );
     assert!(take["mutants"].as_u64().unwrap() >= 5, "{take}");
     assert_eq!(stake("Stock.__init__")["engine"], "mutmut");
-    assert!(stake("positive")["unmutated"]
+    assert_eq!(
+        stake("positive")["engine"],
+        "mutmut, trampoline placed in a module-level block or a nested class"
+    );
+    assert!(stake("Stock._touch")["unmutated"]
         .as_str()
         .unwrap()
-        .contains("mutmut mutates top-level functions and methods of top-level classes"));
+        .contains("prove places mutmut's trampolines in module-level blocks and classes"));
     let mut command = common::freezegate(root);
     let brief = hermetic(&mut command)
         .args(["brief", FROZEN, "--proof", "gate/proof.json"])
@@ -476,7 +490,7 @@ fn decorated_functions_at_stake_get_mutants_and_unreachable_ones_are_named() {
         .unwrap();
     assert_contains(
         &text(&brief.stdout),
-        "`positive` in `inventory.py`, lines 14-15 (no mutant: defined inside a module-level `if` block",
+        "`Stock._touch` in `inventory.py`, lines 29-30 (no mutant: defined inside a class-level `if` block",
     );
     // The decorated code still works on every mutant's unmutated path: the frozen test
     // passes on the clean copy and checks the mutants of `take`.
@@ -485,13 +499,15 @@ fn decorated_functions_at_stake_get_mutants_and_unreachable_ones_are_named() {
     assert_eq!(code, 1, "{report}");
     assert_eq!(codes(&report), ["FZ210"], "{report}");
     let message = message(&report, "FZ210");
-    assert_contains(&message, "inventory.py:36 (- return 0 + return 1)");
+    assert_contains(&message, "inventory.py:42 (- return 0 + return 1)");
 }
 
 /// Decorators of every common shape, twins (a property's setter, `register`ed `_`s) and
 /// the special methods mutmut alone never mutates (`__new__`, a metaclass's too,
-/// `__getattribute__`, `__setattr__`): each mutant the driver makes is reached through
-/// the decorated name and changes only its own function (a twin sharing its name's
+/// `__getattribute__`, `__setattr__`), and what it leaves alone by where it is (the
+/// functions of module-level `if`/`else` and `try` blocks, nested classes' methods, a
+/// class inside a block): each mutant the driver makes is reached through the
+/// decorated name and changes only its own function (a twin sharing its name's
 /// trampoline would run the other's code).
 const SHAPES: &str = r#"import functools
 
@@ -565,6 +581,48 @@ class Tagging(type):
     def __new__(mcs, name, bases, ns):
         ns["tag"] = name + "!"
         return super().__new__(mcs, name, bases, ns)
+
+
+if hasattr(functools, "reduce"):
+
+    def scaled(x):
+        return x * 10
+
+else:
+
+    def scaled(x):
+        return x * 100
+
+
+try:
+    from functools import cache as _cache
+except ImportError:
+    _cache = None
+else:
+
+    def halved(x):
+        return x // 2
+
+
+class Outer:
+    class Inner:
+        def __init__(self, n):
+            self.n = n + 0
+
+        def doubled(self):
+            return self.n * 2
+
+        class Deepest:
+            @staticmethod
+            def tripled(n):
+                return n * 3
+
+
+if True:
+
+    class Boxed:
+        def opened(self):
+            return "open" + ""
 "#;
 
 /// Calls every shape; prints what each returns, per mutant of the driver's listing.
@@ -586,6 +644,8 @@ def probe():
     g = shapes.Guarded()
     g.w = 3
     out += [list(shapes.Pair(1, 2)), g.hidden, g.v, g.w, shapes.Tagging("T", (), {}).tag]
+    out += [shapes.scaled(2), shapes.halved(9), shapes.Outer.Inner(4).doubled(),
+            shapes.Outer.Inner.Deepest.tripled(5), shapes.Boxed().opened()]
     return out
 
 listing = json.load(open(sys.argv[1]))
@@ -607,7 +667,7 @@ fn the_driver_mutates_every_decorator_shape_and_tells_twins_apart() {
     let root = dir.path();
     write(root, "shapes.py", SHAPES);
     write(root, "probe.py", PROBE);
-    let every_body_line: Vec<u32> = (1..=80).collect();
+    let every_body_line: Vec<u32> = (1..=130).collect();
     write(
         root,
         "spec.json",
@@ -660,6 +720,21 @@ fn the_driver_mutates_every_decorator_shape_and_tells_twins_apart() {
             "{name} at {start}"
         );
     }
+    for (name, start) in [
+        ("scaled", 77),
+        ("scaled", 82),
+        ("halved", 92),
+        ("Outer.Inner.__init__", 98),
+        ("Outer.Inner.doubled", 101),
+        ("Outer.Inner.Deepest.tripled", 105),
+        ("Boxed.opened", 113),
+    ] {
+        assert_eq!(
+            engine_of(name, start),
+            "mutmut, trampoline placed in a module-level block or a nested class",
+            "{name} at {start}"
+        );
+    }
     let out = std::process::Command::new(&python)
         .args(["probe.py", "listing.json"])
         .current_dir(root)
@@ -670,7 +745,7 @@ fn the_driver_mutates_every_decorator_shape_and_tells_twins_apart() {
     let clean = &results[""];
     assert_eq!(
         clean.to_string(),
-        r#"[3,1,6,"int","negative int","str:a","thing","negative",4,[1,2],"shown",1,6,"T!"]"#
+        r#"[3,1,6,"int","negative int","str:a","thing","negative",4,[1,2],"shown",1,6,"T!",20,4,8,15,"open"]"#
     );
     // Every mutant changes only what its own function returns: the probe's outputs that
     // differ from the clean run's are those of the function it mutates.
@@ -691,6 +766,12 @@ fn the_driver_mutates_every_decorator_shape_and_tells_twins_apart() {
             "Guarded.__getattribute__" => vec![10, 11, 12],
             "Guarded.__setattr__" => vec![12],
             "Tagging.__new__" => vec![13],
+            "scaled@if" => vec![14],
+            "scaled@else" => vec![], // its branch never runs
+            "halved" => vec![15],
+            "Outer.Inner.__init__" | "Outer.Inner.doubled" => vec![16],
+            "Outer.Inner.Deepest.tripled" => vec![17],
+            "Boxed.opened" => vec![18],
             other => panic!("unexpected {other}"),
         }
     };
@@ -702,6 +783,8 @@ fn the_driver_mutates_every_decorator_shape_and_tells_twins_apart() {
             ("Square.side", l) if l < 19 => "Square.side@getter".to_string(),
             ("Square.side", _) => "Square.side@setter".to_string(),
             ("_", l) if l < 46 => "_@int".to_string(),
+            ("scaled", l) if l < 82 => "scaled@if".to_string(),
+            ("scaled", _) => "scaled@else".to_string(),
             ("_", _) => "_@str".to_string(),
             (name, _) => name.to_string(),
         };
@@ -719,11 +802,14 @@ fn the_driver_mutates_every_decorator_shape_and_tells_twins_apart() {
             mutant["mutation"]
         );
     }
-    // The setter's twin, and the second `register`ed `_`, have mutants that bite.
-    assert!(killed >= 15, "{killed} of {listing}");
+    // The setter's twin, the second `register`ed `_`, and what is placed in blocks and
+    // nested classes have mutants that bite.
+    assert!(killed >= 30, "{killed} of {listing}");
     for twin in [
         "shapes.x\u{1c1}Square\u{1c1}side\u{1c0}2__mutmut_1",
         "shapes.x__\u{1c0}2__mutmut_1",
+        "shapes.x_scaled\u{1c0}2__mutmut_1",
+        "shapes.x\u{1c1}Outer\u{1c2}Inner\u{1c2}Deepest\u{1c1}tripled__mutmut_1",
     ] {
         assert!(results.get(twin).is_some(), "no {twin}: {listing}");
     }

@@ -42,6 +42,9 @@ ENGINE_MISSING = 3
 # (a property's setter, `@f.register def _`): mutmut names a function's mutants after
 # it, and two of one name would share (and overwrite) one trampoline.
 TWIN = "\u01c0"
+# Joins a nested class's path in its mutants' names (`x\u01c1A\u01c2B\u01c1f`): a dot is
+# not a name's character, and mutmut's own separator (\u01c1) ends the class.
+NESTED = "\u01c2"
 
 
 class Function(NamedTuple):
@@ -65,33 +68,36 @@ def _last_name(node) -> str:
 
 
 def _functions(source: str) -> list[Function]:
-    """Every function of a module; a twin's key carries TWIN and its rank."""
+    """Every function of a module, keyed as prove's arrangement names its mutants: the
+    functions of module-level blocks share the module's scope, and a nested class's
+    methods carry its path (`A\u01c2B`); a twin's key carries TWIN and its rank."""
     tree = ast.parse(source)
     found = []
 
-    def visit(body, cls, unreachable):
-        seen: dict[str, int] = {}
+    def visit(body, path, seen, unreachable):
         for node in body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 first = min([node.lineno] + [d.lineno for d in node.decorator_list])
                 rank = seen[node.name] = seen.get(node.name, 0) + 1
                 name = node.name if rank == 1 else f"{node.name}{TWIN}{rank}"
-                key = f"x\u01c1{cls}\u01c1{name}" if cls else f"x_{name}"
+                key = f"x\u01c1{NESTED.join(path)}\u01c1{name}" if path else f"x_{name}"
                 decorators = [_last_name(d) for d in node.decorator_list]
+                cls = ".".join(path) or None
                 found.append(Function(node.name, cls, first, node.lineno, node.end_lineno, key, decorators, unreachable))
             elif isinstance(node, ast.ClassDef):
-                if cls is None and unreachable is None:
-                    visit(node.body, node.name, None)
-                else:
-                    inner = f"{cls}.{node.name}" if cls else node.name
-                    visit(node.body, inner, unreachable or "a method of a nested class: mutmut mutates top-level functions and methods of top-level classes")
-            elif isinstance(node, (ast.If, ast.Try, ast.With, ast.For, ast.While)) and cls is None:
+                visit(node.body, (*path, node.name), {}, unreachable)
+            elif isinstance(node, (ast.If, ast.Try, ast.With, ast.For, ast.While)):
                 blocks = [node.body, getattr(node, "orelse", []), getattr(node, "finalbody", [])]
                 blocks += [h.body for h in getattr(node, "handlers", [])]
+                why = unreachable or (
+                    f"defined inside a class-level `{type(node).__name__.lower()}` block: prove places "
+                    "mutmut's trampolines in module-level blocks and classes, not in a class body's blocks"
+                    if path else None
+                )
                 for block in blocks:
-                    visit(block, None, unreachable or f"defined inside a module-level `{type(node).__name__.lower()}` block: mutmut mutates top-level functions and methods of top-level classes")
+                    visit(block, path, seen, why)
 
-    visit(tree.body, None, None)
+    visit(tree.body, (), {}, None)
     return found
 
 
@@ -101,7 +107,7 @@ def _display(key: str) -> str:
         name = key[2:]
     else:
         _, cls, name = key.split("\u01c1")
-        name = f"{cls}.{name}"
+        name = f"{cls.replace(NESTED, '.')}.{name}"
     return name.partition(TWIN)[0]
 
 
@@ -208,6 +214,9 @@ ENGINE_DECORATED = "mutmut, decorators kept on the trampoline"
 # copies through the class's mutants dict, never through `self` or `cls`, so none of the
 # three recurses or loses its binding.
 ENGINE_OPENED = "mutmut, special method opened to its trampoline"
+# A function of a module-level block or a method of a nested class, which mutmut leaves
+# alone: its operators' mutants, behind a trampoline prove places in that scope.
+ENGINE_PLACED = "mutmut, trampoline placed in a module-level block or a nested class"
 
 
 def _cst_decorators(function) -> list[str]:
@@ -225,23 +234,67 @@ def _arranged_by_mutmut(decorators: list[str]) -> bool:
     return not decorators or (len(decorators) == 1 and decorators[0] in NATIVE)
 
 
+def _cst_blocks(node, cst) -> list:
+    """The statement lists of a libcst compound statement's blocks (an `elif` is an If of
+    its own); [] for a simple statement."""
+    if not isinstance(node, (cst.If, cst.Try, cst.TryStar, cst.With, cst.For, cst.While)):
+        return []
+    blocks = []
+    for suite in [node.body, *(h.body for h in getattr(node, "handlers", ()))]:
+        if isinstance(suite, cst.IndentedBlock):
+            blocks.append(suite.body)
+    for field in ("orelse", "finalbody"):
+        child = getattr(node, field, None)
+        if isinstance(child, cst.If):
+            blocks.extend(_cst_blocks(child, cst))
+        elif child is not None and isinstance(child.body, cst.IndentedBlock):
+            blocks.append(child.body.body)
+    return blocks
+
+
+def _cst_scopes(module, cst) -> list[tuple[tuple[str, ...], list]]:
+    """The scopes prove places trampolines in, as (class path, functions in source order):
+    the module with its module-level blocks' functions (one scope: an `if`/`else` pair of
+    one name are twins), then every class, nested ones too. Not a class body's blocks."""
+    scopes: list[tuple[tuple[str, ...], list]] = [((), [])]
+
+    def walk(body, path, functions):
+        for node in body:
+            if isinstance(node, cst.FunctionDef):
+                functions.append(node)
+            elif isinstance(node, cst.ClassDef) and isinstance(node.body, cst.IndentedBlock):
+                scopes.append(((*path, node.name.value), []))
+                walk(node.body.body, (*path, node.name.value), scopes[-1][1])
+            elif not path:
+                for block in _cst_blocks(node, cst):
+                    walk(block, path, functions)
+
+    walk(module.body, (), scopes[0][1])
+    return scopes
+
+
 def _open_what_mutmut_skips(file_mutation, cst) -> dict[str, str]:
-    """Makes mutmut mutate decorated functions (it skips them: copies of a decorated
-    function would run its decorator again, and `@property` breaks its trampoline). The
-    trampoline alone keeps the decorators, innermost beneath them; the original's copy
-    and the mutants are undecorated, so a decorator runs once, as in the original, and
-    every mutant is called with what the original body was called with. The second and
-    later definitions of one name in one scope (a property's setter, `@f.register def
-    _`) get their own mutant names (TWIN and rank, as `_functions` names them): two of one
-    name would share one trampoline. The special methods mutmut never mutates are opened
-    too (ENGINE_OPENED). Returns the dict each such function's key is added to, with the
-    engine that names how it was mutated."""
+    """Makes mutmut mutate what it skips, with its own operators and trampoline:
+    - decorated functions (a copy of one would run its decorator again, and `@property`
+      breaks its trampoline). The trampoline alone keeps the decorators, innermost
+      beneath them; the original's copy and the mutants are undecorated, so a decorator
+      runs once, as in the original, and every mutant is called with what the original
+      body was called with (ENGINE_DECORATED);
+    - the special methods it never mutates (ENGINE_OPENED);
+    - the functions of module-level blocks (`if sys.version_info …: def f`) and the
+      methods of nested classes (ENGINE_PLACED; see `_place_trampolines`).
+    The second and later definitions of one name in one scope (a property's setter,
+    `@f.register def _`, an `if`/`else` pair) get their own mutant names (TWIN and rank,
+    as `_functions` names them): two of one name would share one trampoline. Returns
+    the dict each such function's key is added to, with the engine that names how it was
+    mutated."""
     visitor = file_mutation.MutationVisitor
     skip = visitor._skip_node_and_children
     arrange = file_mutation.function_trampoline_arrangement
     create = file_mutation.create_mutations
     twins: dict[int, str] = {}
     engines: dict[str, str] = {}
+    placing = []  # not empty while a block's or a nested class's functions are arranged
     special = set(file_mutation.NEVER_MUTATE_FUNCTION_NAMES)
     file_mutation.NEVER_MUTATE_FUNCTION_NAMES = set()
 
@@ -262,7 +315,9 @@ def _open_what_mutmut_skips(file_mutation, cst) -> dict[str, str]:
         transparent = not _arranged_by_mutmut(_cst_decorators(function))
         name = function.name.value if twin is None else twin
         key = file_mutation.mangle_function_name(name=name, class_name=class_name)
-        if transparent:
+        if placing:
+            engines[key] = ENGINE_PLACED
+        elif transparent:
             engines[key] = ENGINE_DECORATED
         elif function.name.value in special:
             engines[key] = ENGINE_OPENED
@@ -275,27 +330,122 @@ def _open_what_mutmut_skips(file_mutation, cst) -> dict[str, str]:
         trampoline = nodes[0].with_changes(name=function.name, decorators=[*function.decorators, *nodes[0].decorators])
         return declared, [trampoline, *nodes[1:]], assigned, names
 
+    def visit_Module(provider, module):  # noqa: N802 (libcst finds visitors by their __name__)
+        """mutmut's OuterFunctionProvider over every scope, not the top level alone."""
+        for _, functions in _cst_scopes(module, cst):
+            for function in functions:
+                function.visit(file_mutation.OuterFunctionVisitor(provider, function))
+        return False
+
     def create_and_name_twins(*args, **kwargs):
         module, *rest = create(*args, **kwargs)
         twins.clear()
-        scopes = [module.body] + [
-            node.body.body
-            for node in module.body
-            if isinstance(node, cst.ClassDef) and isinstance(node.body, cst.IndentedBlock)
-        ]
-        for body in scopes:
+        for _, functions in _cst_scopes(module, cst):
             seen: dict[str, int] = {}
-            for node in body:
-                if isinstance(node, cst.FunctionDef):
-                    rank = seen[node.name.value] = seen.get(node.name.value, 0) + 1
-                    if rank > 1:
-                        twins[id(node)] = f"{node.name.value}{TWIN}{rank}"
+            for node in functions:
+                rank = seen[node.name.value] = seen.get(node.name.value, 0) + 1
+                if rank > 1:
+                    twins[id(node)] = f"{node.name.value}{TWIN}{rank}"
         return (module, *rest)
 
     visitor._skip_node_and_children = skip_unless_decorated
+    file_mutation.OuterFunctionProvider.visit_Module = visit_Module
     file_mutation.function_trampoline_arrangement = arrange_decorated
     file_mutation.create_mutations = create_and_name_twins
+    file_mutation.combine_mutations_to_source = _place_trampolines(file_mutation, cst, placing)
     return engines
+
+
+def _place_trampolines(file_mutation, cst, placing: list):
+    """mutmut's `combine_mutations_to_source`, over every scope `_cst_scopes` lists: a
+    function's mutants dict, trampoline, copies and the dict's filling stay in its block
+    (a module-level block is the module's scope), and a class's go before and after its
+    outermost class, where a nested class is reached by an alias of its path
+    (`A\u01c2B = A.B`: a nested class's body cannot see the class around it)."""
+    import libcst.matchers as m
+
+    def arrange(function, mutants, path):
+        class_name = NESTED.join(path) or None
+        return file_mutation.function_trampoline_arrangement(function, mutants, class_name=class_name)
+
+    def block(body, grouped, names, nested):
+        out = []
+        for node in body:
+            if isinstance(node, cst.FunctionDef) and grouped.get(node):
+                placing[:] = [True] if nested else []
+                declared, nodes, assigned, made = arrange(node, grouped[node], ())
+                out += [*declared, *nodes, *assigned]
+                names += made
+            elif isinstance(node, cst.ClassDef) and isinstance(node.body, cst.IndentedBlock):
+                before, cls, after = klass(node, grouped, names, (node.name.value,), nested)
+                out += [*before, cls, *after]
+            elif _cst_blocks(node, cst):
+                out.append(compound(node, grouped, names))
+            else:
+                out.append(node)
+        return out
+
+    def compound(node, grouped, names):
+        def suite(s):
+            return s.with_changes(body=block(s.body, grouped, names, True)) if isinstance(s, cst.IndentedBlock) else s
+
+        changes = {"body": suite(node.body)}
+        if isinstance(node, (cst.Try, cst.TryStar)):
+            changes["handlers"] = [h.with_changes(body=suite(h.body)) for h in node.handlers]
+        for field in ("orelse", "finalbody"):
+            child = getattr(node, field, None)
+            if isinstance(child, cst.If):
+                changes[field] = compound(child, grouped, names)
+            elif child is not None:
+                changes[field] = child.with_changes(body=suite(child.body))
+        return node.with_changes(**changes)
+
+    def klass(node, grouped, names, path, nested):
+        before, body, after = [], [], []
+        for child in node.body.body:
+            if isinstance(child, cst.FunctionDef) and grouped.get(child):
+                placing[:] = [True] if nested or len(path) > 1 else []
+                declared, nodes, assigned, made = arrange(child, grouped[child], path)
+                before += declared
+                body += nodes
+                if len(path) > 1:
+                    alias = NESTED.join(path)
+                    assigned = [
+                        *cst.parse_module(f"{alias} = {'.'.join(path)}\n").body,
+                        *assigned,
+                        *cst.parse_module(f"del {alias}\n").body,
+                    ]
+                after += assigned
+                names += made
+            elif isinstance(child, cst.ClassDef) and isinstance(child.body, cst.IndentedBlock):
+                inner_before, inner, inner_after = klass(child, grouped, names, (*path, child.name.value), nested)
+                before += inner_before
+                body.append(inner)
+                after += inner_after
+            else:
+                body.append(child)
+        return before, node.with_changes(body=node.body.with_changes(body=body)), after
+
+    def combine(module, mutations, ignored_classes=None, ignored_functions=None):
+        # The start of the module (`__future__` imports, its docstring) before the
+        # trampoline's import, up to the first statement that defines code.
+        defines = m.FunctionDef() | m.ClassDef()
+        head = []
+        for node in module.body:
+            if m.matches(node, defines) or m.findall(node, defines):
+                break
+            head.append(node)
+        grouped = file_mutation.group_by_top_level_node(mutations)
+        names: list[str] = []
+        body = block(module.body[len(head):], grouped, names, False)
+        placing.clear()
+        mutated = module.with_changes(body=[*head, *file_mutation.trampoline_impl_cst, *body])
+        code, spans = file_mutation.render_and_collect_line_spans(mutated)
+        return file_mutation.MutatedFile(
+            code=code, mutant_names=names, line_span_by_function_name=spans, hash_by_function_name={}
+        )
+
+    return combine
 
 
 def _unmutated_reason(function: Function, source_lines: list[str]) -> str:
@@ -346,19 +496,20 @@ def mutate(spec_json: str) -> None:
                                       "engine": None, "reason": _why_unreadable(e)})
             continue
         code_lines = mutated.code.splitlines()
-        spans = mutated.line_span_by_function_name
+        # Where each copy and mutant is, in whatever scope its trampoline was placed.
+        bodies = {
+            node.name: (node.lineno + 1, node.end_lineno)
+            for node in ast.walk(ast.parse(mutated.code))
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and "__mutmut_" in node.name
+        }
         functions = _functions(source)
         defs = {function.key: function.def_line for function in functions}
         module = _module_of(path)
 
         def body(generated: str) -> list[str]:
-            span = spans[generated]
-            text = code_lines[span.start - 1 : span.end]
-            # From the def line on, decorators aside, with the generated name made plain.
-            for i, line in enumerate(text):
-                if line.lstrip().startswith(("def ", "async def ")):
-                    return text[i + 1 :]
-            return text
+            """Its lines after the `def` line: what a mutant changed, and where."""
+            start, end = bodies[generated]
+            return code_lines[start - 1 : end]
 
         made: dict[str, int] = {}
         for name in mutated.mutant_names:

@@ -15,7 +15,7 @@ const ENGINE: &str = "mutmut";
 
 /// How the summary words the functions an engine other than plain mutmut mutated (the
 /// driver's names for them); any other engine is named as it is.
-const ENGINE_NOTES: [(&str, &str); 2] = [
+const ENGINE_NOTES: [(&str, &str); 3] = [
     (
         "mutmut, decorators kept on the trampoline",
         "decorated, mutated with their decorators kept on mutmut's trampoline",
@@ -23,6 +23,10 @@ const ENGINE_NOTES: [(&str, &str); 2] = [
     (
         "mutmut, special method opened to its trampoline",
         "special methods mutmut skips, mutated by its operators through its trampoline",
+    ),
+    (
+        "mutmut, trampoline placed in a module-level block or a nested class",
+        "in a module-level block or a nested class, mutated behind a trampoline prove placed there",
     ),
 ];
 
