@@ -54,6 +54,17 @@ pub fn join_and<S: AsRef<str>>(items: &[S]) -> String {
     join(items, "and")
 }
 
+/// "a, b and c", and past the first `shown` items "a, b, c and 2 more".
+pub fn join_and_more<S: AsRef<str>>(items: &[S], shown: usize) -> String {
+    if items.len() <= shown {
+        return join_and(items);
+    }
+    let mut named: Vec<&str> = items[..shown].iter().map(AsRef::as_ref).collect();
+    let more = format!("{} more", items.len() - shown);
+    named.push(&more);
+    join_and(&named)
+}
+
 fn join<S: AsRef<str>>(items: &[S], last: &str) -> String {
     match items {
         [] => String::new(),
@@ -68,6 +79,17 @@ fn join<S: AsRef<str>>(items: &[S], last: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_list_names_its_first_items_and_counts_the_rest() {
+        assert_eq!(join_and_more(&["a", "b"], 3), "a and b");
+        assert_eq!(join_and_more(&["a", "b", "c"], 3), "a, b and c");
+        assert_eq!(
+            join_and_more(&["a", "b", "c", "d", "e"], 3),
+            "a, b, c and 2 more"
+        );
+        assert_eq!(join_and_more(&["a", "b"], 0), "2 more");
+    }
 
     #[test]
     fn counts_are_singular_only_for_one() {

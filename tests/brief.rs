@@ -304,7 +304,7 @@ fn the_brief_says_the_frozen_test_is_parametrized_from_a_real_run() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_contains(
         &text(&out.stdout),
-        "It is parametrized: 3 cases in the run record (`tests/test_app.py::test_cases[1]`, `tests/test_app.py::test_cases[2]`, `tests/test_app.py::test_cases[3]`), each frozen.",
+        "It is parametrized: 3 cases in the run record (`tests/test_app.py::test_cases[1]`, `tests/test_app.py::test_cases[2]` and `tests/test_app.py::test_cases[3]`), each frozen.",
     );
     // Without --run, the last run's record is read, as `freeze add` (which names this
     // command without --run) reads it.

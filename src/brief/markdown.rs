@@ -11,19 +11,11 @@ use super::Brief;
 fn cases(out: &mut String, brief: &Brief) {
     let n = brief.cases.len();
     if n > 0 {
-        let shown: Vec<String> = brief
-            .cases
-            .iter()
-            .take(3)
-            .map(|c| format!("`{c}`"))
-            .collect();
-        let more = match n {
-            0..=3 => String::new(),
-            n => format!(" and {} more", n - 3),
-        };
+        let cases: Vec<String> = brief.cases.iter().map(|c| format!("`{c}`")).collect();
+        let shown = crate::words::join_and_more(&cases, 3);
         let _ = match brief.cases.iter().any(|c| c == &brief.test_id) {
-            true => writeln!(out, "This freeze is of one case of a parametrized test ({n} cases in the run record: {}{more}).\n", shown.join(", ")),
-            false => writeln!(out, "It is parametrized: {n} cases in the run record ({}{more}), each frozen. The properties should cover the input of every case.\n", shown.join(", ")),
+            true => writeln!(out, "This freeze is of one case of a parametrized test ({n} cases in the run record: {shown}).\n"),
+            false => writeln!(out, "It is parametrized: {n} cases in the run record ({shown}), each frozen. The properties should cover the input of every case.\n"),
         };
     }
     let _ = match brief.frozen_alone.as_deref() {

@@ -232,18 +232,14 @@ pub fn compare(path: &str, base: &str, head: &str) -> Result<Compared, String> {
         let turned_constant = missing(&now.constant, &was.constant).len();
         if now.checks.len() + turned_constant < was.checks.len() {
             let gone = missing(&was.checks, &now.checks);
-            let mut named: Vec<String> = gone
+            let named: Vec<String> = gone
                 .iter()
-                .take(3)
                 .map(|(text, line)| format!("`{text}` (line {line} at base)"))
                 .collect();
-            if gone.len() > named.len() {
-                named.push(format!("{} more", gone.len() - named.len()));
-            }
             let what = match named.len() {
                 0 => String::new(),
                 1 => format!(": {} is gone", named[0]),
-                _ => format!(": {} are gone", crate::words::join_and(&named)),
+                _ => format!(": {} are gone", crate::words::join_and_more(&named, 3)),
             };
             push(
                 now.line,

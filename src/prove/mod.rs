@@ -592,13 +592,14 @@ fn nothing_measured(test_id: &str, files: &[String], test_files: &BTreeSet<Strin
     let cause = match (tests.is_empty(), others.is_empty()) {
         (true, true) => "it ran no Python code of any file in its call phase".to_string(),
         _ => {
-            let mut named: Vec<String> = tests.iter().map(|f| f.to_string()).collect();
-            named.extend(others.iter().take(SHOWN).map(|f| f.to_string()));
-            let more = others.len().saturating_sub(SHOWN);
+            let named: Vec<&str> = tests
+                .iter()
+                .chain(others.iter())
+                .map(|f| f.as_ref())
+                .collect();
             format!(
-                "its call phase ran only test code and code outside the copy of the repository: {}{}",
-                named.join(", "),
-                if more > 0 { format!(" and {more} more") } else { String::new() }
+                "its call phase ran only test code and code outside the copy of the repository: {}",
+                crate::words::join_and_more(&named, tests.len() + SHOWN)
             )
         }
     };
