@@ -623,6 +623,13 @@ if True:
     class Boxed:
         def opened(self):
             return "open" + ""
+
+
+match functools.__name__:
+    case "functools":
+
+        def matched():
+            return "case" + ""
 "#;
 
 /// Calls every shape; prints what each returns, per mutant of the driver's listing.
@@ -645,7 +652,7 @@ def probe():
     g.w = 3
     out += [list(shapes.Pair(1, 2)), g.hidden, g.v, g.w, shapes.Tagging("T", (), {}).tag]
     out += [shapes.scaled(2), shapes.halved(9), shapes.Outer.Inner(4).doubled(),
-            shapes.Outer.Inner.Deepest.tripled(5), shapes.Boxed().opened()]
+            shapes.Outer.Inner.Deepest.tripled(5), shapes.Boxed().opened(), shapes.matched()]
     return out
 
 listing = json.load(open(sys.argv[1]))
@@ -728,6 +735,7 @@ fn the_driver_mutates_every_decorator_shape_and_tells_twins_apart() {
         ("Outer.Inner.doubled", 101),
         ("Outer.Inner.Deepest.tripled", 105),
         ("Boxed.opened", 113),
+        ("matched", 120),
     ] {
         assert_eq!(
             engine_of(name, start),
@@ -745,7 +753,7 @@ fn the_driver_mutates_every_decorator_shape_and_tells_twins_apart() {
     let clean = &results[""];
     assert_eq!(
         clean.to_string(),
-        r#"[3,1,6,"int","negative int","str:a","thing","negative",4,[1,2],"shown",1,6,"T!",20,4,8,15,"open"]"#
+        r#"[3,1,6,"int","negative int","str:a","thing","negative",4,[1,2],"shown",1,6,"T!",20,4,8,15,"open","case"]"#
     );
     // Every mutant changes only what its own function returns: the probe's outputs that
     // differ from the clean run's are those of the function it mutates.
@@ -772,6 +780,7 @@ fn the_driver_mutates_every_decorator_shape_and_tells_twins_apart() {
             "Outer.Inner.__init__" | "Outer.Inner.doubled" => vec![16],
             "Outer.Inner.Deepest.tripled" => vec![17],
             "Boxed.opened" => vec![18],
+            "matched" => vec![19],
             other => panic!("unexpected {other}"),
         }
     };

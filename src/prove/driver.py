@@ -67,6 +67,12 @@ def _last_name(node) -> str:
     return getattr(node, "id", "")
 
 
+# The compound statements whose blocks `_functions` and `_cst_blocks` read.
+_AST_COMPOUND = (ast.If, ast.Try, ast.With, ast.For, ast.While) + tuple(
+    getattr(ast, name) for name in ("TryStar", "Match") if hasattr(ast, name)
+)
+
+
 def _functions(source: str) -> list[Function]:
     """Every function of a module, keyed as prove's arrangement names its mutants: the
     functions of module-level blocks share the module's scope, and a nested class's
@@ -86,16 +92,20 @@ def _functions(source: str) -> list[Function]:
                 found.append(Function(node.name, cls, first, node.lineno, node.end_lineno, key, decorators, unreachable))
             elif isinstance(node, ast.ClassDef):
                 visit(node.body, (*path, node.name), {}, unreachable)
-            elif isinstance(node, (ast.If, ast.Try, ast.With, ast.For, ast.While)):
-                blocks = [node.body, getattr(node, "orelse", []), getattr(node, "finalbody", [])]
+            elif isinstance(node, _AST_COMPOUND):
+                blocks = [getattr(node, "body", []), getattr(node, "orelse", []), getattr(node, "finalbody", [])]
                 blocks += [h.body for h in getattr(node, "handlers", [])]
-                why = unreachable or (
-                    f"defined inside a class-level `{type(node).__name__.lower()}` block: prove places "
-                    "mutmut's trampolines in module-level blocks and classes, not in a class body's blocks"
-                    if path else None
-                )
-                for block in blocks:
-                    visit(block, path, seen, why)
+                blocks += [case.body for case in getattr(node, "cases", [])]
+                if path:  # a class body's block: no trampoline there, nor a twin's rank
+                    why = unreachable or (
+                        f"defined inside a class-level `{type(node).__name__.lower()}` block: prove places "
+                        "mutmut's trampolines in module-level blocks and classes, not in a class body's blocks"
+                    )
+                    for block in blocks:
+                        visit(block, path, {}, why)
+                else:
+                    for block in blocks:
+                        visit(block, path, seen, unreachable)
 
     visit(tree.body, (), {}, None)
     return found
@@ -237,10 +247,11 @@ def _arranged_by_mutmut(decorators: list[str]) -> bool:
 def _cst_blocks(node, cst) -> list:
     """The statement lists of a libcst compound statement's blocks (an `elif` is an If of
     its own); [] for a simple statement."""
-    if not isinstance(node, (cst.If, cst.Try, cst.TryStar, cst.With, cst.For, cst.While)):
+    if not isinstance(node, (cst.If, cst.Try, cst.TryStar, cst.With, cst.For, cst.While, cst.Match)):
         return []
     blocks = []
-    for suite in [node.body, *(h.body for h in getattr(node, "handlers", ()))]:
+    suites = [getattr(node, "body", None), *(h.body for h in getattr(node, "handlers", ()))]
+    for suite in suites + [case.body for case in getattr(node, "cases", ())]:
         if isinstance(suite, cst.IndentedBlock):
             blocks.append(suite.body)
     for field in ("orelse", "finalbody"):
@@ -389,6 +400,8 @@ def _place_trampolines(file_mutation, cst, placing: list):
         def suite(s):
             return s.with_changes(body=block(s.body, grouped, names, True)) if isinstance(s, cst.IndentedBlock) else s
 
+        if isinstance(node, cst.Match):
+            return node.with_changes(cases=[case.with_changes(body=suite(case.body)) for case in node.cases])
         changes = {"body": suite(node.body)}
         if isinstance(node, (cst.Try, cst.TryStar)):
             changes["handlers"] = [h.with_changes(body=suite(h.body)) for h in node.handlers]
