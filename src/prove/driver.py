@@ -305,7 +305,6 @@ def _open_what_mutmut_skips(file_mutation, cst) -> dict[str, str]:
     create = file_mutation.create_mutations
     twins: dict[int, str] = {}
     engines: dict[str, str] = {}
-    placing = []  # not empty while a block's or a nested class's functions are arranged
     special = set(file_mutation.NEVER_MUTATE_FUNCTION_NAMES)
     file_mutation.NEVER_MUTATE_FUNCTION_NAMES = set()
 
@@ -326,9 +325,7 @@ def _open_what_mutmut_skips(file_mutation, cst) -> dict[str, str]:
         transparent = not _arranged_by_mutmut(_cst_decorators(function))
         name = function.name.value if twin is None else twin
         key = file_mutation.mangle_function_name(name=name, class_name=class_name)
-        if placing:
-            engines[key] = ENGINE_PLACED
-        elif transparent:
+        if transparent:
             engines[key] = ENGINE_DECORATED
         elif function.name.value in special:
             engines[key] = ENGINE_OPENED
@@ -363,30 +360,34 @@ def _open_what_mutmut_skips(file_mutation, cst) -> dict[str, str]:
     file_mutation.OuterFunctionProvider.visit_Module = visit_Module
     file_mutation.function_trampoline_arrangement = arrange_decorated
     file_mutation.create_mutations = create_and_name_twins
-    file_mutation.combine_mutations_to_source = _place_trampolines(file_mutation, cst, placing)
+    file_mutation.combine_mutations_to_source = _place_trampolines(file_mutation, cst, engines)
     return engines
 
 
-def _place_trampolines(file_mutation, cst, placing: list):
+def _place_trampolines(file_mutation, cst, engines: dict[str, str]):
     """mutmut's `combine_mutations_to_source`, over every scope `_cst_scopes` lists: a
     function's mutants dict, trampoline, copies and the dict's filling stay in its block
     (a module-level block is the module's scope), and a class's go before and after its
     outermost class, where a nested class is reached by an alias of its path
-    (`A\u01c2B = A.B`: a nested class's body cannot see the class around it)."""
+    (`A\u01c2B = A.B`: a nested class's body cannot see the class around it). What is
+    placed where mutmut would not place it is added to `engines` as ENGINE_PLACED."""
     import libcst.matchers as m
 
-    def arrange(function, mutants, path):
+    def arrange(function, mutants, path, names, placed):
         class_name = NESTED.join(path) or None
-        return file_mutation.function_trampoline_arrangement(function, mutants, class_name=class_name)
+        arranged = file_mutation.function_trampoline_arrangement(function, mutants, class_name=class_name)
+        made = arranged[3]
+        names += made
+        if placed and made:
+            engines[made[0].partition("__mutmut_")[0]] = ENGINE_PLACED
+        return arranged[:3]
 
     def block(body, grouped, names, nested):
         out = []
         for node in body:
             if isinstance(node, cst.FunctionDef) and grouped.get(node):
-                placing[:] = [True] if nested else []
-                declared, nodes, assigned, made = arrange(node, grouped[node], ())
+                declared, nodes, assigned = arrange(node, grouped[node], (), names, nested)
                 out += [*declared, *nodes, *assigned]
-                names += made
             elif isinstance(node, cst.ClassDef) and isinstance(node.body, cst.IndentedBlock):
                 before, cls, after = klass(node, grouped, names, (node.name.value,), nested)
                 out += [*before, cls, *after]
@@ -414,22 +415,15 @@ def _place_trampolines(file_mutation, cst, placing: list):
         return node.with_changes(**changes)
 
     def klass(node, grouped, names, path, nested):
-        before, body, after = [], [], []
+        """The class with its methods arranged, and what goes before and after its
+        outermost class (the mutants dicts, and their filling)."""
+        before, body, filled, after = [], [], [], []
         for child in node.body.body:
             if isinstance(child, cst.FunctionDef) and grouped.get(child):
-                placing[:] = [True] if nested or len(path) > 1 else []
-                declared, nodes, assigned, made = arrange(child, grouped[child], path)
+                declared, nodes, assigned = arrange(child, grouped[child], path, names, nested or len(path) > 1)
                 before += declared
                 body += nodes
-                if len(path) > 1:
-                    alias = NESTED.join(path)
-                    assigned = [
-                        *cst.parse_module(f"{alias} = {'.'.join(path)}\n").body,
-                        *assigned,
-                        *cst.parse_module(f"del {alias}\n").body,
-                    ]
-                after += assigned
-                names += made
+                filled += assigned
             elif isinstance(child, cst.ClassDef) and isinstance(child.body, cst.IndentedBlock):
                 inner_before, inner, inner_after = klass(child, grouped, names, (*path, child.name.value), nested)
                 before += inner_before
@@ -437,7 +431,14 @@ def _place_trampolines(file_mutation, cst, placing: list):
                 after += inner_after
             else:
                 body.append(child)
-        return before, node.with_changes(body=node.body.with_changes(body=body)), after
+        if filled and len(path) > 1:
+            alias = NESTED.join(path)
+            filled = [
+                *cst.parse_module(f"{alias} = {'.'.join(path)}\n").body,
+                *filled,
+                *cst.parse_module(f"del {alias}\n").body,
+            ]
+        return before, node.with_changes(body=node.body.with_changes(body=body)), filled + after
 
     def combine(module, mutations, ignored_classes=None, ignored_functions=None):
         # The start of the module (`__future__` imports, its docstring) before the
@@ -451,11 +452,10 @@ def _place_trampolines(file_mutation, cst, placing: list):
         grouped = file_mutation.group_by_top_level_node(mutations)
         names: list[str] = []
         body = block(module.body[len(head):], grouped, names, False)
-        placing.clear()
         mutated = module.with_changes(body=[*head, *file_mutation.trampoline_impl_cst, *body])
-        code, spans = file_mutation.render_and_collect_line_spans(mutated)
+        # No line spans: `mutate` finds each copy and mutant in the code it parses.
         return file_mutation.MutatedFile(
-            code=code, mutant_names=names, line_span_by_function_name=spans, hash_by_function_name={}
+            code=mutated.code, mutant_names=names, line_span_by_function_name={}, hash_by_function_name={}
         )
 
     return combine
