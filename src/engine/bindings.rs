@@ -221,6 +221,12 @@ pub fn register(engine: &mut Engine, pytest_root: String, repo_root: std::path::
         .register_fn("is_empty", |set: &mut IdSet| set.is_empty())
         .register_fn("covers", |set: &mut IdSet, id: &str| set.covers(id))
         .register_fn("any_under", |set: &mut IdSet, id: &str| set.any_under(id))
+        .register_fn("under", |set: &mut IdSet, id: &str, n: INT| -> Array {
+            set.under(id, usize::try_from(n).unwrap_or(0))
+                .into_iter()
+                .map(|id| Dynamic::from(ImmutableString::from(id)))
+                .collect()
+        })
         .register_fn("missing_from", |set: &mut IdSet, other: IdSet| -> Array {
             set.iter()
                 .filter(|id| !other.contains(id))

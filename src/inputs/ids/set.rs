@@ -363,9 +363,31 @@ impl IdSet {
     /// a parametrized fixture is still of collected tests, and how a run shows it
     /// collected a file. The reverse of [`IdSet::covers`] (which stops at classes).
     pub fn any_under(&self, id: &str) -> bool {
-        if self.contains(id) {
-            return true;
-        }
+        self.contains(id) || self.first_under(id).is_some()
+    }
+
+    /// Up to `n` ids under `id` (not `id` itself), from the first in first-seen order on,
+    /// for as long as they follow one another: pytest collects a function's cases and a
+    /// class's tests one after the other, and a search never reads more than `n`.
+    pub fn under(&self, id: &str, n: usize) -> Vec<&str> {
+        let Some(first) = self.first_under(id) else {
+            return Vec::new();
+        };
+        let is_under = |other: &str| {
+            other.len() > id.len()
+                && other.starts_with(id)
+                && (other[id.len()..].starts_with('[') || other[id.len()..].starts_with("::"))
+        };
+        (first..self.len() as u32)
+            .map(|at| self.0.id(at))
+            .take_while(|other| is_under(other))
+            .take(n)
+            .collect()
+    }
+
+    /// Where the first id under `id` is (a case of the function, a test of the class or
+    /// the file), from a table of every prefix built on the first ask.
+    fn first_under(&self, id: &str) -> Option<u32> {
         let inner = &*self.0;
         let under = inner.under.get_or_init(|| {
             let mut table = HashTable::new();
@@ -391,7 +413,7 @@ impl IdSet {
         });
         under
             .find(hash_str(id), |&(i, len)| &inner.id(i)[..len as usize] == id)
-            .is_some()
+            .map(|&(i, _)| i)
     }
 
     /// The id at a position in first-seen order.
@@ -510,6 +532,34 @@ mod tests {
     use crate::inputs::ids::file_of;
     use crate::inputs::ids::parse_collected;
     use crate::source::SourceFile;
+
+    #[test]
+    fn the_ids_under_a_function_are_its_cases_while_they_follow_one_another() {
+        let set: IdSet = [
+            "t.py::test_a[1]",
+            "t.py::test_a[2]",
+            "t.py::test_ab",
+            "t.py::test_a[3]",
+            "t.py::C::test_x",
+            "t.py::C::test_y",
+        ]
+        .into_iter()
+        .collect();
+        assert_eq!(
+            set.under("t.py::test_a", 5),
+            ["t.py::test_a[1]", "t.py::test_a[2]"]
+        );
+        assert_eq!(set.under("t.py::test_a", 1), ["t.py::test_a[1]"]);
+        assert_eq!(
+            set.under("t.py::C", 5),
+            ["t.py::C::test_x", "t.py::C::test_y"]
+        );
+        assert!(
+            set.under("t.py::test_ab", 5).is_empty(),
+            "an id is not under itself"
+        );
+        assert!(set.under("t.py::test_b", 5).is_empty());
+    }
 
     #[test]
     fn nearest_ids_prefer_the_same_file_then_the_nearest_file() {
