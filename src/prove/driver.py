@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import gc
 import importlib.util
 import json
 import os
@@ -1109,12 +1110,16 @@ def serve() -> None:
         if "warm" in request:
             _redirect(request["log"], stdin=False)
             reply = _warm_up(request["warm"]) if hasattr(os, "fork") else {"status": 0, "imported": []}
+            # What the warm-up imported is every run's: out of the collector's reach, the
+            # `gc.collect()` pytest makes at each run's end (its unraisable-exception
+            # plugin) no longer walks it, nor copies its pages into each forked run
+            # (pyrsistent: 0.115 -> 0.08 s a run).
+            gc.freeze()
         elif hasattr(os, "fork"):
             pid = _pytest_in_child(request["args"], request["mutant"], request["out"], request["log"],
                                    request["record"])
             reply = {"status": _wait(pid, request["limit"])}
             _running = None  # reaped: its pid may be another's now
-            _running = None
         else:  # pragma: no cover (Windows)
             import subprocess
 
