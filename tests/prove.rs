@@ -1606,7 +1606,8 @@ fn mutants_of_import_time_code_are_judged_in_the_call_and_endless_ones_stopped()
 /// A test whose call phase runs past its limit (prove's call-limits file, from its
 /// unmutated time) is stopped inside the test process: it fails, as a hang does, and the
 /// run goes on to the next test; so a mutant that loops forever in the first of a run's
-/// tests costs that test's limit, not the whole run's.
+/// tests costs that test's limit, not the whole run's. A limit given for a function's id
+/// holds for each of its cases.
 #[test]
 fn a_call_past_its_limit_fails_inside_the_test_process_and_the_run_goes_on() {
     let dir = tempfile::tempdir().unwrap();
@@ -1614,9 +1615,16 @@ fn a_call_past_its_limit_fails_inside_the_test_process_and_the_run_goes_on() {
     write(
         root,
         "test_loop.py",
-        "def test_loop():\n    n = 1\n    while n > 0:\n        n += 1\n\n\ndef test_after():\n    assert True\n",
+        "import pytest\n\n\ndef test_loop():\n    n = 1\n    while n > 0:\n        n += 1\n\n\n\
+         @pytest.mark.parametrize('n', [1, 2])\ndef test_cases(n):\n    while n > 0:\n        n += 1\n\n\n\
+         def test_after():\n    assert True\n",
     );
-    write(root, "limits.json", r#"{"test_loop.py::test_loop": 0.5}"#);
+    // A limit by a function's id is each of its cases' (a frozen test is named so).
+    write(
+        root,
+        "limits.json",
+        r#"{"test_loop.py::test_loop": 0.5, "test_loop.py::test_cases": 0.5}"#,
+    );
     let driver = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/prove");
     let child = hermetic(&mut std::process::Command::new(python()))
         .args([
@@ -1644,7 +1652,11 @@ fn a_call_past_its_limit_fails_inside_the_test_process_and_the_run_goes_on() {
         &said,
         "test_loop.py::test_loop: its call phase ran past 0.5 s on this mutant",
     );
-    assert_contains(&said, "1 failed, 1 passed");
+    assert_contains(
+        &said,
+        "test_loop.py::test_cases[2]: its call phase ran past 0.5 s on this mutant",
+    );
+    assert_contains(&said, "3 failed, 1 passed");
 }
 
 /// A src-layout package whose clamp also runs at import (`FULL = clamp(1000)`), as

@@ -772,7 +772,10 @@ def _checked(call) -> bool:
 def _arm(nodeid: str) -> bool:
     """Stops test `nodeid`'s call phase with `_Hung` after its limit, if it has one and
     SIGALRM is free; whether it did (then `_disarm` after the call)."""
-    limit = _call_limits.get(nodeid)
+    # By its own id, else by the id it was asked for as (a frozen function's cases).
+    limit = _call_limits.get(nodeid) or next(
+        (limit for asked, limit in _call_limits.items() if _covers(asked, nodeid)), None
+    )
     if not limit or not _alarm_free():
         return False
 
