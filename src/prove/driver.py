@@ -245,22 +245,34 @@ def _arranged_by_mutmut(decorators: list[str]) -> bool:
     return not decorators or (len(decorators) == 1 and decorators[0] in NATIVE)
 
 
-def _cst_blocks(node, cst) -> list:
-    """The statement lists of a libcst compound statement's blocks (an `elif` is an If of
-    its own); [] for a simple statement."""
+def _map_blocks(node, cst, over):
+    """A libcst compound statement with the statement list of each of its blocks given to
+    `over` and replaced by what it returns (an `elif` is an If of its own); None for a
+    simple statement. One reading of where blocks are, for listing and for rewriting."""
     if not isinstance(node, (cst.If, cst.Try, cst.TryStar, cst.With, cst.For, cst.While, cst.Match)):
-        return []
-    blocks = []
-    suites = [getattr(node, "body", None), *(h.body for h in getattr(node, "handlers", ()))]
-    for suite in suites + [case.body for case in getattr(node, "cases", ())]:
-        if isinstance(suite, cst.IndentedBlock):
-            blocks.append(suite.body)
+        return None
+
+    def suite(s):
+        return s.with_changes(body=over(s.body)) if isinstance(s, cst.IndentedBlock) else s
+
+    if isinstance(node, cst.Match):
+        return node.with_changes(cases=[case.with_changes(body=suite(case.body)) for case in node.cases])
+    changes = {"body": suite(node.body)}
+    if isinstance(node, (cst.Try, cst.TryStar)):
+        changes["handlers"] = [h.with_changes(body=suite(h.body)) for h in node.handlers]
     for field in ("orelse", "finalbody"):
         child = getattr(node, field, None)
         if isinstance(child, cst.If):
-            blocks.extend(_cst_blocks(child, cst))
-        elif child is not None and isinstance(child.body, cst.IndentedBlock):
-            blocks.append(child.body.body)
+            changes[field] = _map_blocks(child, cst, over)
+        elif child is not None:
+            changes[field] = child.with_changes(body=suite(child.body))
+    return node.with_changes(**changes)
+
+
+def _cst_blocks(node, cst) -> list:
+    """The statement lists of a compound statement's blocks; [] for a simple statement."""
+    blocks: list = []
+    _map_blocks(node, cst, lambda body: blocks.append(body) or body)
     return blocks
 
 
@@ -392,28 +404,10 @@ def _place_trampolines(file_mutation, cst, engines: dict[str, str]):
             elif isinstance(node, cst.ClassDef) and isinstance(node.body, cst.IndentedBlock):
                 before, cls, after = klass(node, grouped, names, (node.name.value,), nested)
                 out += [*before, cls, *after]
-            elif _cst_blocks(node, cst):
-                out.append(compound(node, grouped, names))
             else:
-                out.append(node)
+                mapped = _map_blocks(node, cst, lambda inner: block(inner, grouped, names, True))
+                out.append(node if mapped is None else mapped)
         return out
-
-    def compound(node, grouped, names):
-        def suite(s):
-            return s.with_changes(body=block(s.body, grouped, names, True)) if isinstance(s, cst.IndentedBlock) else s
-
-        if isinstance(node, cst.Match):
-            return node.with_changes(cases=[case.with_changes(body=suite(case.body)) for case in node.cases])
-        changes = {"body": suite(node.body)}
-        if isinstance(node, (cst.Try, cst.TryStar)):
-            changes["handlers"] = [h.with_changes(body=suite(h.body)) for h in node.handlers]
-        for field in ("orelse", "finalbody"):
-            child = getattr(node, field, None)
-            if isinstance(child, cst.If):
-                changes[field] = compound(child, grouped, names)
-            elif child is not None:
-                changes[field] = child.with_changes(body=suite(child.body))
-        return node.with_changes(**changes)
 
     def klass(node, grouped, names, path, nested):
         """The class with its methods arranged, and what goes before and after its
@@ -496,16 +490,17 @@ def mutate(spec_json: str) -> None:
             source = _read_source(path)
             mutated = file_mutation.mutate_file_contents(path, source, set(lines), None)
         except Exception as e:  # noqa: BLE001 (whatever the engine cannot parse is named)
-            try:
-                at_stake = [
-                    (_display(f.key), f.first)
-                    for f in _functions(source or "")
-                    if any(f.def_line < line <= f.last for line in lines)
-                ]
-            except (SyntaxError, ValueError):  # not Python ast reads either
-                at_stake = []
-            at_stake = at_stake if source is not None and at_stake else [("(the module)", 1)]
-            for function, start in at_stake:
+            at_stake = []
+            if source is not None:
+                try:
+                    at_stake = [
+                        (_display(f.key), f.first)
+                        for f in _functions(source)
+                        if any(f.def_line < line <= f.last for line in lines)
+                    ]
+                except (SyntaxError, ValueError):  # not Python ast reads either
+                    pass
+            for function, start in at_stake or [("(the module)", 1)]:
                 functions_out.append({"file": path, "function": function, "start": start, "mutants": 0,
                                       "engine": None, "reason": _why_unreadable(e)})
             continue
